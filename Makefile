@@ -1,0 +1,41 @@
+SHELL := /bin/bash
+NPM ?= npm
+
+.PHONY: install build start test lint format typecheck bench doctor clean
+
+node_modules/.installed: package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+build: install
+	$(NPM) run build
+
+## Installs, builds, migrates, creates a demo workspace and key, runs the API and every worker.
+start: build
+	node dist/apps/cli/src/main.js start
+
+## The whole suite against the real PostgreSQL and NATS (own database and bus prefix per run).
+test: install
+	npx tsc -p tsconfig.json --noEmit
+	npx mocha
+
+lint: install
+	npx eslint .
+	npx prettier --check .
+
+format: install
+	npx prettier --write .
+
+typecheck: install
+	npx tsc -p tsconfig.json --noEmit
+
+bench: build
+	node --import tsx test/bench/run.ts
+
+doctor: build
+	node dist/apps/cli/src/main.js doctor
+
+clean:
+	rm -rf dist

@@ -1,0 +1,86 @@
+import type { Context, Next } from 'koa';
+import { timingSafeEqual } from 'node:crypto';
+import { AppError } from '../../../../libs/errors/src/index.js';
+import { sql, type MikroORM } from '../../../../libs/db/src/index.js';
+import type { KeyScope, PlanName, BillingStatus } from '../../../../libs/db/src/index.js';
+import { checkAccess, usageMonth } from '../../../../libs/plans/src/index.js';
+import { hashKey, parseKey } from '../../../../libs/auth/src/index.js';
+
+export interface AuthState {
+  keyId: string;
+  scope: KeyScope;
+  workspace: { id: string; name: string; plan: PlanName; billingStatus: BillingStatus; graceUntil: Date | null };
+}
+
+interface KeyRow {
+  key_id: string;
+  hash: string;
+  scope: KeyScope;
+  revoked_at: Date | null;
+  workspace_id: string;
+  name: string;
+  plan: PlanName;
+  billing_status: BillingStatus;
+  grace_until: Date | null;
+  views: string | number;
+}
+
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const unauthorized = () => new AppError('unauthorized', 'Missing or invalid API key; send Authorization: Bearer <key>');
+
+/**
+ * Bearer API key → workspace. Then, in this order: the shared rate limit (per key, every
+ * replica counts against the same window), the read-only scope, and the 402 access rules.
+ */
+export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number }) {
+  const dummy = hashKey('lk_timing_padding_value_that_never_matches');
+  return async (ctx: Context, next: Next) => {
+    const header = ctx.get('authorization');
+    const match = /^Bearer (\S+)$/.exec(header);
+    const parsed = match ? parseKey(match[1]) : null;
+    if (!parsed) throw unauthorized();
+    const em = deps.orm.em.fork();
+    const rows = await sql<KeyRow>(
+      em,
+      `select k.id as key_id, k.hash, k.scope, k.revoked_at, w.id as workspace_id, w.name, w.plan,
+              w.billing_status, w.grace_until,
+              coalesce((select u.count from usage_counters u
+                         where u.workspace_id = w.id and u.month = ? and u.metric = 'views'), 0) as views
+         from api_keys k join workspaces w on w.id = k.workspace_id
+        where k.lookup = ?`,
+      [usageMonth(), parsed.lookup],
+    );
+    const row = rows[0];
+    const presented = Buffer.from(hashKey(parsed.key), 'hex');
+    const stored = Buffer.from(row?.hash ?? dummy, 'hex');
+    // Compare even when no row matched, so timing does not reveal which lookups exist.
+    const same = stored.length === presented.length && timingSafeEqual(stored, presented);
+    if (!row || !same || row.revoked_at) throw unauthorized();
+
+    if (deps.rateLimitPerMinute > 0) {
+      const [hit] = await sql<{ retry: number }>(em, 'select lectern_rate_hit(?, ?, 60000) as retry', [
+        row.key_id,
+        deps.rateLimitPerMinute,
+      ]);
+      if (hit.retry > 0) {
+        throw new AppError('rate_limited', `Rate limit of ${deps.rateLimitPerMinute} requests per minute exceeded for this key`, {
+          retryAfter: hit.retry,
+        });
+      }
+    }
+    if (row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
+      throw new AppError('insufficient_scope', 'This API key is read-only; use a key with write access');
+    }
+    const workspace = {
+      id: row.workspace_id,
+      name: row.name,
+      plan: row.plan,
+      billingStatus: row.billing_status,
+      graceUntil: row.grace_until ? new Date(row.grace_until) : null,
+    };
+    checkAccess({ workspace, viewsThisMonth: Number(row.views) });
+    ctx.state.auth = { keyId: row.key_id, scope: row.scope, workspace } satisfies AuthState;
+    await next();
+  };
+}
+

@@ -1,0 +1,57 @@
+import type { Context, Next } from 'koa';
+import { AppError, HTTP_ERRORS, isAppError } from '../../../../libs/errors/src/index.js';
+import { asUnavailable } from '../../../../libs/db/src/index.js';
+import type { Logger } from '../../../../libs/log/src/index.js';
+
+interface BodyParserError {
+  status?: number;
+  statusCode?: number;
+  httpCode?: number;
+  type?: string;
+  expose?: boolean;
+  message?: string;
+}
+
+/** Maps errors thrown by body parsers and Koa itself onto our codes. */
+function fromHttpError(err: BodyParserError): AppError | null {
+  const status = err.status ?? err.statusCode ?? err.httpCode;
+  if (!status || status < 400 || status >= 500) return null;
+  if (status === 413) return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts');
+  if (status === 415) return new AppError('unsupported_media_type', err.message ?? 'Unsupported content type');
+  if (status === 400) {
+    const msg = err.type === 'entity.parse.failed' || /JSON|Unexpected|token/i.test(err.message ?? '') ? 'Malformed JSON body' : (err.message ?? 'Bad request');
+    return new AppError('invalid_request', msg, { issues: [{ code: 'malformed', path: [], message: msg }] });
+  }
+  if (status === 404) return new AppError('not_found', 'Not found');
+  if (status === 405 || status === 501) return new AppError('not_found', 'No such route');
+  return null;
+}
+
+/** The one place where errors become HTTP responses. 5xx details stay in the log. */
+export function errorMiddleware(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (caught) {
+      const err = asUnavailable(caught);
+      const app = isAppError(err) ? err : fromHttpError(err as BodyParserError);
+      const final = app ?? new AppError('internal_error', 'Internal error', { cause: err });
+      const { status, error } = HTTP_ERRORS[final.code];
+      const requestId = String(ctx.state.requestId ?? '');
+      if (status >= 500) {
+        log.error({ err: caught, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      }
+      ctx.status = status;
+      ctx.body = {
+        error,
+        message: status >= 500 && final.code === 'internal_error' ? `Internal error (request ${requestId}); retry once` : final.message,
+        ...(final.issues ? { issues: final.issues } : {}),
+        ...(final.details ?? {}),
+      };
+      if (final.retryAfter !== undefined) ctx.set('Retry-After', String(final.retryAfter));
+    }
+  };
+}

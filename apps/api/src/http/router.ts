@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { koaBody, HttpMethodEnum } from 'koa-body';
+import { z } from 'zod';
+import { AppError, issuesFromZod } from '../../../../libs/errors/src/index.js';
+import type { AuthState } from './auth.js';
+
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  /** Schema of the whole body; null for an empty body (204). */
+  schema?: z.ZodType | null;
+  contentType?: string;
+}
+
+/** A route's contract: the single source for validation and the OpenAPI document. */
+export interface RouteSpec<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> {
+  method: Method;
+  path: string;
+  summary: string;
+  tags: string[];
+  description?: string;
+  /** 'key' (default): Bearer API key; 'public': no auth (health, docs, verification). */
+  auth?: 'key' | 'public';
+  body?: B;
+  query?: Q;
+  /** Raw (non-JSON) request body, documented but not parsed here. */
+  rawBody?: { contentType: string; description: string };
+  /** JSON body limit in bytes (inflated). Default 1 MiB. */
+  bodyLimit?: number;
+  responses: Record<number, ResponseSpec>;
+}
+
+export type RouteState<B, Q> = {
+  auth: AuthState;
+  body: B extends z.ZodType ? z.infer<B> : undefined;
+  query: Q extends z.ZodType ? z.infer<Q> : undefined;
+  requestId: string;
+};
+
+export type RouteHandler<B, Q> = (ctx: Context & { state: RouteState<B, Q> }) => Promise<void> | void;
+
+const DEFAULT_JSON_LIMIT = 1024 * 1024;
+
+function jsonBody(limit: number): Middleware {
+  const parser = koaBody({
+    json: true,
+    text: false,
+    urlencoded: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: limit,
+    encoding: 'utf-8',
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  });
+  return async (ctx: Context, next: Next) => {
+    const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !ctx.is('application/json', '+json')) {
+      throw new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+    }
+    await parser(ctx, next);
+  };
+}
+
+/** Router that records every route's contract; mount with `.routes()`, document with `.specs`. */
+export class ApiRouter {
+  readonly router: Router;
+  readonly specs: RouteSpec<z.ZodType | undefined, z.ZodType | undefined>[] = [];
+
+  constructor(readonly prefix: string) {
+    this.router = new Router({ prefix });
+  }
+
+  route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+    spec: RouteSpec<B, Q>,
+    ...chain: [...Middleware[], RouteHandler<B, Q>]
+  ): void {
+    this.specs.push(spec as RouteSpec<z.ZodType | undefined, z.ZodType | undefined>);
+    const handler = chain.pop() as RouteHandler<B, Q>;
+    const middlewares = chain as Middleware[];
+    const validate: Middleware = async (ctx, next) => {
+      if (spec.query) {
+        const r = (spec.query as z.ZodType).safeParse(ctx.query);
+        if (!r.success) throw new AppError('invalid_request', 'Query parameters are invalid', { issues: issuesFromZod(r.error.issues, ['query']) });
+        ctx.state.query = r.data;
+      }
+      if (spec.body) {
+        const raw = (ctx.request as { body?: unknown }).body;
+        const r = (spec.body as z.ZodType).safeParse(raw === undefined ? {} : raw);
+        if (!r.success) throw new AppError('invalid_request', 'Request body is invalid', { issues: issuesFromZod(r.error.issues) });
+        ctx.state.body = r.data;
+      }
+      await next();
+    };
+    const parse: Middleware[] = spec.body ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT)] : [];
+    this.router.register(spec.path, [spec.method.toUpperCase()], [
+      ...middlewares,
+      ...parse,
+      validate,
+      handler as unknown as Middleware,
+    ]);
+  }
+
+  routes(): Middleware {
+    return this.router.routes() as unknown as Middleware;
+  }
+
+  allowedMethods(): Middleware {
+    return this.router.allowedMethods() as unknown as Middleware;
+  }
+}

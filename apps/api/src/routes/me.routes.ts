@@ -1,0 +1,19 @@
+import type { ApiRouter } from '../http/router.js';
+import { Me } from '../../../../libs/contracts/src/index.js';
+import { errorResponses } from './shared.js';
+
+export function meRoutes(api: ApiRouter) {
+  api.route(
+    {
+      method: 'get',
+      path: '/me',
+      summary: 'Workspace info for the calling key (not wrapped in data)',
+      tags: ['Workspace'],
+      responses: { 200: { description: 'Workspace info', schema: Me }, ...errorResponses },
+    },
+    (ctx) => {
+      const ws = ctx.state.auth.workspace;
+      ctx.body = { workspace_id: ws.id, workspace_name: ws.name, plan: ws.plan };
+    },
+  );
+}

@@ -1,0 +1,9 @@
+import type { Runtime } from '../../../libs/runtime/src/index.js';
+
+export interface WorkerDef {
+  name: string;
+  start(rt: Runtime): Promise<{ stop(): Promise<void> }>;
+}
+
+/** Every worker `lectern start` runs in-process. Each also has its own app under apps/. */
+export const WORKERS: WorkerDef[] = [];

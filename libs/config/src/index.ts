@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+/**
+ * Configuration comes from environment variables only, parsed once per process.
+ * Small pieces per concern; an app merges what it needs. Every default works on a
+ * developer machine with PostgreSQL and NATS on loopback.
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+export const BaseEnv = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('./var'),
+});
+
+export const DbEnv = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .default('postgres://postgres@127.0.0.1:5432/lectern'),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+export const BusEnv = z.object({
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  BUS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - only (used in stream and subject names)')
+    .default('lectern'),
+});
+
+export const StorageEnv = z.object({
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_ACCESS_KEY: z.string().min(1).default('S3RVER'),
+  S3_SECRET_KEY: z.string().min(1).default('S3RVER'),
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'a valid S3 bucket name')
+    .default('lectern'),
+  S3_REGION: z.string().default('us-east-1'),
+});
+
+export const ApiEnv = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: z.string().url().optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  TRUST_PROXY: bool.default(false),
+});
+
+export const WebhookEnv = z.object({
+  WEBHOOK_SECRET_KEY: z.string().optional(),
+  WEBHOOK_RETRY_DELAYS: z.string().optional(),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+});
+
+export const AppEnv = BaseEnv.merge(DbEnv).merge(BusEnv).merge(StorageEnv).merge(ApiEnv).merge(WebhookEnv);
+export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses `env` against `schema`, throwing one error that names every bad variable. */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  // Empty strings mean "unset" so a blank line in .env does not defeat a default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])] ?? null)})`),
+    );
+  }
+  return result.data;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const cfg = parseEnv(AppEnv, env);
+  return { ...cfg, PUBLIC_URL: (cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '') };
+}

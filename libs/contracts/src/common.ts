@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+/** ISO 8601 UTC with milliseconds, as every timestamp in the API. */
+export const Timestamp = z.string().meta({ format: 'date-time', example: '2026-11-21T09:30:00.000Z' });
+
+export const ErrorBody = z
+  .object({
+    error: z.string().meta({ description: 'Stable code, safe to branch on' }),
+    message: z.string(),
+    issues: z
+      .array(z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
+      .optional(),
+  })
+  .meta({ id: 'Error' });
+
+export const Pagination = z
+  .object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int(), hasMore: z.boolean() })
+  .meta({ id: 'Pagination' });
+
+export const PAGE_DEFAULT = 50;
+export const PAGE_MAX = 10_000;
+
+/**
+ * SPEC paging: default 50, above the maximum served at the maximum, nonsense falls back to
+ * the default (never an error). Offset nonsense falls back to 0.
+ */
+export function parsePaging(query: Record<string, unknown>): { limit: number; offset: number } {
+  const num = (v: unknown): number | null => {
+    const s = Array.isArray(v) ? v[0] : v;
+    if (typeof s !== 'string' || !/^\s*\d+\s*$/.test(s)) return null;
+    const n = Number(s);
+    return Number.isSafeInteger(n) ? n : null;
+  };
+  const rawLimit = num(query.limit);
+  const limit = rawLimit === null || rawLimit < 1 ? PAGE_DEFAULT : Math.min(rawLimit, PAGE_MAX);
+  const rawOffset = num(query.offset);
+  const offset = rawOffset === null ? 0 : rawOffset;
+  return { limit, offset };
+}
+
+export const PagingQuery = z.object({
+  limit: z.string().optional().meta({ description: 'Default 50, maximum 10,000 (larger values are served at the maximum)' }),
+  offset: z.string().optional().meta({ description: 'Rows to skip; default 0' }),
+});
+
+export function paged<T>(rows: T[], total: number, paging: { limit: number; offset: number }) {
+  return {
+    data: rows,
+    pagination: {
+      limit: paging.limit,
+      offset: paging.offset,
+      total,
+      hasMore: paging.offset + rows.length < total,
+    },
+  };
+}
+
+export function iso(d: Date | string | null | undefined): string | null {
+  if (d === null || d === undefined) return null;
+  return (d instanceof Date ? d : new Date(d)).toISOString();
+}

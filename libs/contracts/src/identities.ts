@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { Timestamp, iso } from './common.js';
+import type { Identity as IdentityRow } from '../../db/src/entities/identity.entity.js';
+
+export const BULK_MAX = 500;
+
+const optionalText = (max: number) => z.string().max(max).nullable().optional();
+
+export const UpsertIdentity = z
+  .object({
+    externalId: z.string().trim().min(1).max(255),
+    name: optionalText(255),
+    email: z.union([z.email().max(320), z.literal('')]).nullable().optional(),
+  })
+  .meta({ id: 'UpsertIdentity' });
+export type UpsertIdentity = z.infer<typeof UpsertIdentity>;
+
+export const BulkUpsertIdentities = z.object({
+  identities: z.array(UpsertIdentity).min(1).max(BULK_MAX),
+});
+
+export const BulkDeleteIdentities = z
+  .object({
+    externalIds: z.array(z.string().min(1)).max(BULK_MAX).optional(),
+    ids: z.array(z.string().min(1)).max(BULK_MAX).optional(),
+  })
+  .refine((b) => (b.externalIds?.length ?? 0) + (b.ids?.length ?? 0) > 0, {
+    message: 'give externalIds and/or ids',
+    path: [],
+  })
+  .refine((b) => (b.externalIds?.length ?? 0) + (b.ids?.length ?? 0) <= BULK_MAX, {
+    message: `at most ${BULK_MAX} keys per call`,
+    path: [],
+  });
+
+export const Identity = z
+  .object({
+    id: z.string(),
+    externalId: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'Identity' });
+export type IdentityDto = z.infer<typeof Identity>;
+
+export const IdentitySearchQuery = z.object({
+  search: z.string().optional(),
+  limit: z.string().optional(),
+  offset: z.string().optional(),
+});
+
+export const BulkUpsertResult = z.object({
+  created: z.number().int(),
+  updated: z.number().int(),
+  identities: z.array(Identity),
+});
+
+export const BulkDeleteResult = z.object({
+  deleted: z.number().int(),
+  requested: z.number().int(),
+  identities: z.array(z.object({ id: z.string(), externalId: z.string() })),
+});
+
+export function identityDto(row: IdentityRow): IdentityDto {
+  return {
+    id: row.id,
+    externalId: row.externalId,
+    name: row.name,
+    email: row.email,
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}
+
+export function eventIdentity(row: Pick<IdentityRow, 'id' | 'externalId' | 'name' | 'email'> | null) {
+  return row ? { id: row.id, externalId: row.externalId, name: row.name, email: row.email } : null;
+}

@@ -1,0 +1,127 @@
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
+import { AppError } from '../../errors/src/index.js';
+import { ENTITIES } from './entities/index.js';
+import { migrationsList } from './migrations/index.js';
+
+export * from './entities/index.js';
+export { newId, randomBase62 } from './ids.js';
+export type { EntityManager };
+export { MikroORM };
+
+export interface DbOptions {
+  url: string;
+  poolMax?: number;
+  debug?: boolean;
+}
+
+export async function createOrm(opts: DbOptions): Promise<MikroORM> {
+  return MikroORM.init({
+    clientUrl: opts.url,
+    entities: ENTITIES,
+    extensions: [Migrator],
+    discovery: { warnWhenNoEntities: false },
+    debug: opts.debug ?? false,
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+    // A short acquire timeout turns "database down" into a fast 503 instead of a hung request.
+    pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5000, idleTimeoutMillis: 30000 },
+    driverOptions: { connection: { connectionTimeoutMillis: 3000, keepAlive: true } },
+    migrations: { migrationsList, tableName: 'lectern_migrations', transactional: true, allOrNothing: true },
+    // Connecting is lazy: a process started while PostgreSQL is down comes up and recovers by itself.
+    connect: false,
+  });
+}
+
+/** Applies pending migrations; returns their names. */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}
+
+/** Creates the database named in `url` when it does not exist yet. */
+export async function ensureDatabase(url: string): Promise<boolean> {
+  const target = new URL(url);
+  const dbName = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (!dbName) throw new Error(`DATABASE_URL names no database: ${url}`);
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const exists = await client.query('select 1 from pg_database where datname = $1', [dbName]);
+    if (exists.rowCount) return false;
+    await client.query(`create database "${dbName.replace(/"/g, '""')}"`);
+    return true;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropDatabase(url: string): Promise<void> {
+  const target = new URL(url);
+  const dbName = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists "${dbName.replace(/"/g, '""')}" with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+
+/** True when an error means "the database is unreachable", not "the query is wrong". */
+export function isDbUnavailable(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    const anyErr = e as { code?: string; name?: string; message?: string; cause?: unknown };
+    if (anyErr.code && CONNECTION_CODES.has(anyErr.code)) return true;
+    if (anyErr.name === 'KnexTimeoutError') return true;
+    const msg = anyErr.message ?? '';
+    if (
+      /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection|the database system is (starting|shutting) up|Timeout acquiring a connection/i.test(
+        msg,
+      )
+    )
+      return true;
+    e = anyErr.cause;
+  }
+  return false;
+}
+
+/** Wraps database outages into a retryable 503-class AppError; other errors pass through. */
+export function asUnavailable(err: unknown): unknown {
+  if (isDbUnavailable(err)) {
+    return new AppError('unavailable', 'The database is unreachable; retry shortly', { cause: err, retryAfter: 2 });
+  }
+  return err;
+}
+
+/** Runs raw SQL on the given EntityManager (inside its transaction, if any). */
+export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
+  return (await em.getConnection().execute(query, params, 'all', em.getTransactionContext())) as T[];
+}
+
+export async function ping(orm: MikroORM): Promise<void> {
+  await orm.em.getConnection().execute('select 1');
+}

@@ -1,0 +1,95 @@
+/**
+ * One transport-neutral error for domain, worker and API code. The API maps
+ * `code` to an HTTP status in exactly one place (`httpErrorFor`); workers use
+ * `retryable` to choose nak-with-delay or term.
+ */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'insufficient_scope'
+  | 'plan_required'
+  | 'plan_blocked'
+  | 'not_found'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'unavailable'
+  | 'timeout';
+
+export interface Issue {
+  code: string;
+  path: (string | number)[];
+  message: string;
+}
+
+export interface AppErrorOptions {
+  issues?: Issue[];
+  retryable?: boolean;
+  cause?: unknown;
+  /** Seconds, sent as Retry-After for 429/503. */
+  retryAfter?: number;
+  /** Extra fields merged into the error body (e.g. CSV `issues` with row numbers). */
+  details?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly issues?: Issue[];
+  readonly retryable: boolean;
+  readonly retryAfter?: number;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, opts: AppErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.issues = opts.issues;
+    this.retryable = opts.retryable ?? (code === 'unavailable' || code === 'timeout');
+    this.retryAfter = opts.retryAfter;
+    this.details = opts.details;
+  }
+}
+
+/** Status and public error string for each code. A new code without a row does not compile. */
+export const HTTP_ERRORS: Record<ErrorCode, { status: number; error: string }> = {
+  invalid_request: { status: 400, error: 'invalid_request' },
+  unauthorized: { status: 401, error: 'unauthorized' },
+  insufficient_scope: { status: 403, error: 'insufficient_scope' },
+  plan_required: { status: 403, error: 'plan_required' },
+  // SPEC: a spent Sandbox allowance or an unpaid invoice past grace is a 402 with the same stable code.
+  plan_blocked: { status: 402, error: 'plan_required' },
+  not_found: { status: 404, error: 'not_found' },
+  conflict: { status: 409, error: 'conflict' },
+  payload_too_large: { status: 413, error: 'payload_too_large' },
+  unsupported_media_type: { status: 415, error: 'unsupported_media_type' },
+  rate_limited: { status: 429, error: 'rate_limited' },
+  internal_error: { status: 500, error: 'internal_error' },
+  unavailable: { status: 503, error: 'service_unavailable' },
+  timeout: { status: 504, error: 'timeout' },
+};
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}
+
+export function invalid(message: string, issues: Issue[]): AppError {
+  return new AppError('invalid_request', message, { issues });
+}
+
+export function notFound(what: string): AppError {
+  return new AppError('not_found', `${what} not found`);
+}
+
+/** zod issues → spec issues (`{code, path, message}`). */
+export function issuesFromZod(
+  zodIssues: readonly { code: string; path: readonly PropertyKey[]; message: string }[],
+  prefix: (string | number)[] = [],
+): Issue[] {
+  return zodIssues.map((i) => ({
+    code: i.code,
+    path: [...prefix, ...i.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+    message: i.message,
+  }));
+}

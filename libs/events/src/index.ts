@@ -1,0 +1,137 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { OutboxEventSchema, newId, sql } from '../../db/src/index.js';
+import type { Bus } from '../../bus/src/index.js';
+import type { Logger } from '../../log/src/index.js';
+import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '../../contracts/src/index.js';
+
+/**
+ * Writes an event to the outbox through `em`, so it commits (or not) with the change that
+ * caused it. The payload is validated against its contract before anything is written.
+ */
+export function recordEvent<T extends EventType>(
+  em: EntityManager,
+  workspaceId: string,
+  type: T,
+  data: EventPayload<T>,
+): string {
+  const checked = EventPayloads[type].parse(data) as Record<string, unknown>;
+  const id = newId('evt');
+  em.create(OutboxEventSchema, { id, workspaceId, type, data: checked, createdAt: new Date(), publishedAt: null });
+  return id;
+}
+
+export function eventSubject(bus: Bus, type: string): string {
+  return bus.names.subject('events', type);
+}
+
+interface OutboxRow {
+  id: string;
+  workspace_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+export function envelopeOf(row: OutboxRow): EventEnvelope {
+  return {
+    id: row.id,
+    type: row.type as EventType,
+    createdAt: new Date(row.created_at).toISOString(),
+    workspaceId: row.workspace_id,
+    data: row.data,
+  };
+}
+
+export interface Relay {
+  /** Ask for a pass now (after a commit that wrote events). */
+  kick(): void;
+  /** Publishes one batch; returns how many rows were published. */
+  drainOnce(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox relay: publishes unsent rows to the EVENTS stream at least once, with
+ * `Nats-Msg-Id = event id` so a republish after a crash is deduplicated by JetStream.
+ * Rows are claimed with SKIP LOCKED, so every API replica may run a relay. A row is marked
+ * sent only after JetStream acknowledged it; while NATS is down rows simply wait.
+ */
+export function startRelay(deps: {
+  orm: MikroORM;
+  bus: Bus;
+  log: Logger;
+  intervalMs?: number;
+  batchSize?: number;
+}): Relay {
+  const { orm, bus, log } = deps;
+  const intervalMs = deps.intervalMs ?? 250;
+  const batchSize = deps.batchSize ?? 500;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let again = false;
+
+  const drainOnce = async (): Promise<number> => {
+    const em = orm.em.fork();
+    return em.transactional(async (tx) => {
+      const rows = await sql<OutboxRow>(
+        tx,
+        `select id, workspace_id, type, data, created_at from outbox_events
+          where published_at is null order by created_at, id limit ? for update skip locked`,
+        [batchSize],
+      );
+      if (rows.length === 0) return 0;
+      const results = await Promise.allSettled(
+        rows.map((r) => bus.publish(eventSubject(bus, r.type), envelopeOf(r), { msgId: r.id, timeoutMs: 3000 })),
+      );
+      const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((r) => r.id);
+      const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+      if (failed) log.warn({ err: failed.reason, unsent: rows.length - sent.length }, 'outbox relay: publish failed; will retry');
+      if (sent.length) await sql(tx, `update outbox_events set published_at = now() where id in (?)`, [sent]);
+      return sent.length;
+    });
+  };
+
+  const pass = async (): Promise<void> => {
+    try {
+      let n: number;
+      do {
+        again = false;
+        n = await drainOnce();
+      } while ((n >= batchSize || again) && !stopped);
+    } catch (err) {
+      log.warn({ err }, 'outbox relay pass failed; will retry');
+    }
+  };
+
+  const schedule = (delay: number) => {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(tick, delay);
+  };
+
+  const tick = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = pass().finally(() => {
+      running = null;
+      schedule(intervalMs);
+    });
+  };
+
+  schedule(0);
+  return {
+    kick() {
+      if (running) again = true;
+      else schedule(0);
+    },
+    drainOnce,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { AppConfig } from '../../config/src/index.js';
+import { createLogger, type Logger } from '../../log/src/index.js';
+import { createOrm, type MikroORM } from '../../db/src/index.js';
+import { connectBus, provisionStreams, type Bus } from '../../bus/src/index.js';
+import { createStorage, type Storage } from '../../storage/src/index.js';
+
+/** The connections a process holds. Built once in main.ts and passed down; no globals. */
+export interface Runtime {
+  cfg: AppConfig;
+  log: Logger;
+  orm: MikroORM;
+  bus: Bus;
+  storage: Storage;
+}
+
+export async function createRuntime(
+  cfg: AppConfig,
+  opts: { name: string; log?: Logger; storage?: Storage; provision?: boolean },
+): Promise<Runtime> {
+  const log = opts.log ?? createLogger({ level: cfg.LOG_LEVEL, name: opts.name });
+  const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: cfg.DB_POOL_MAX });
+  const bus = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: opts.name, log });
+  if (opts.provision !== false) await provisionStreams(bus);
+  const storage = opts.storage ?? (await createStorage(cfg));
+  if (!opts.storage && opts.provision !== false) await storage.ensureBucket();
+  return { cfg, log, orm, bus, storage };
+}
+
+export async function closeRuntime(rt: Runtime, opts: { keepStorage?: boolean } = {}): Promise<void> {
+  await rt.bus.close().catch((err: unknown) => rt.log.warn({ err }, 'bus close failed'));
+  await rt.orm.close(true).catch((err: unknown) => rt.log.warn({ err }, 'orm close failed'));
+  if (!opts.keepStorage) await rt.storage.close().catch((err: unknown) => rt.log.warn({ err }, 'storage close failed'));
+}
+
+/** Runs `stop` once on SIGTERM/SIGINT, then exits; a second signal exits at once. */
+export function onShutdown(log: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => handler('SIGTERM'));
+  process.on('SIGINT', () => handler('SIGINT'));
+}

@@ -1,0 +1,114 @@
+import * as Minio from 'minio';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+
+export interface StorageConfig {
+  S3_ENDPOINT?: string;
+  S3_ACCESS_KEY: string;
+  S3_SECRET_KEY: string;
+  S3_BUCKET: string;
+  S3_REGION: string;
+  DATA_DIR: string;
+}
+
+export interface Storage {
+  client: Minio.Client;
+  bucket: string;
+  endpoint: string;
+  put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
+  get(key: string): Promise<Buffer>;
+  stream(key: string): Promise<Readable>;
+  remove(key: string): Promise<void>;
+  presignGet(key: string, expirySeconds?: number, opts?: { filename?: string }): Promise<string>;
+  ensureBucket(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface LoopbackServer {
+  close(): Promise<void>;
+}
+
+/**
+ * Part size for the minio client. The loopback S3 server has no multipart upload, and
+ * nothing we store exceeds the 100 MB SCORM limit, so every upload goes as one PUT.
+ */
+const PART_SIZE = 128 * 1024 * 1024;
+
+/**
+ * Connects the minio client to S3_ENDPOINT, or, when none is set, starts an S3-compatible
+ * server on loopback (data under DATA_DIR/s3) and connects to that. One code path either way.
+ */
+export async function createStorage(cfg: StorageConfig): Promise<Storage> {
+  let endpoint = cfg.S3_ENDPOINT;
+  let loopback: LoopbackServer | undefined;
+  if (!endpoint) {
+    const { default: S3rver } = await import('@20minutes/s3rver');
+    const directory = path.resolve(cfg.DATA_DIR, 's3');
+    await mkdir(directory, { recursive: true });
+    const server = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      directory,
+      silent: true,
+      accessKeyId: cfg.S3_ACCESS_KEY,
+      secretAccessKey: cfg.S3_SECRET_KEY,
+    });
+    const addr = (await server.run()) as { port: number };
+    endpoint = `http://127.0.0.1:${addr.port}`;
+    loopback = server as LoopbackServer;
+  }
+  const url = new URL(endpoint);
+  const useSSL = url.protocol === 'https:';
+  const client = new Minio.Client({
+    endPoint: url.hostname,
+    port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+    useSSL,
+    accessKey: cfg.S3_ACCESS_KEY,
+    secretKey: cfg.S3_SECRET_KEY,
+    region: cfg.S3_REGION,
+    pathStyle: true,
+    partSize: PART_SIZE,
+  });
+  const bucket = cfg.S3_BUCKET;
+
+  const toBuffer = async (s: Readable): Promise<Buffer> => {
+    const chunks: Buffer[] = [];
+    for await (const c of s) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as Uint8Array));
+    return Buffer.concat(chunks);
+  };
+
+  return {
+    client,
+    bucket,
+    endpoint,
+    async put(key, body, contentType = 'application/octet-stream') {
+      const buf = typeof body === 'string' ? Buffer.from(body) : body;
+      await client.putObject(bucket, key, buf, buf.length, { 'Content-Type': contentType });
+    },
+    async get(key) {
+      return toBuffer(await client.getObject(bucket, key));
+    },
+    async stream(key) {
+      return client.getObject(bucket, key);
+    },
+    async remove(key) {
+      await client.removeObject(bucket, key);
+    },
+    async presignGet(key, expirySeconds = 300, opts = {}) {
+      const headers: Record<string, string> = {};
+      if (opts.filename) headers['response-content-disposition'] = `attachment; filename="${opts.filename.replace(/"/g, '')}"`;
+      return client.presignedGetObject(bucket, key, expirySeconds, headers);
+    },
+    async ensureBucket() {
+      if (!(await client.bucketExists(bucket))) await client.makeBucket(bucket, cfg.S3_REGION);
+    },
+    async ping() {
+      await client.bucketExists(bucket);
+    },
+    async close() {
+      await loopback?.close();
+    },
+  };
+}

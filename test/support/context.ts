@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type AppConfig } from '../../libs/config/src/index.js';
+import { createLogger } from '../../libs/log/src/index.js';
+import { dropDatabase, ensureDatabase, createOrm, migrate, type EntityManager } from '../../libs/db/src/index.js';
+import { createStorage, type Storage } from '../../libs/storage/src/index.js';
+import { closeRuntime, createRuntime, type Runtime } from '../../libs/runtime/src/index.js';
+import { createKey, createWorkspace } from '../../libs/admin/src/index.js';
+import { startApiServer, type ApiServer } from '../../apps/api/src/server.js';
+import type { PlanName } from '../../libs/db/src/index.js';
+
+/**
+ * One test run = one PostgreSQL database and one BUS_PREFIX, so runs never collide.
+ * The database is created and migrated once (root hook), the loopback S3 server is shared.
+ */
+export interface TestContext {
+  cfg: AppConfig;
+  storage: Storage;
+  runId: string;
+}
+
+let ctx: TestContext | undefined;
+
+export function testConfig(overrides: Record<string, string> = {}): AppConfig {
+  if (!ctx) throw new Error('test context not initialised (root hook missing?)');
+  return { ...ctx.cfg, ...loadConfig({ ...envOf(ctx.cfg), ...overrides }) };
+}
+
+function envOf(cfg: AppConfig): Record<string, string> {
+  return Object.fromEntries(Object.entries(cfg).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+}
+
+export function context(): TestContext {
+  if (!ctx) throw new Error('test context not initialised (root hook missing?)');
+  return ctx;
+}
+
+export async function setupRun(): Promise<TestContext> {
+  const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `lectern-test-${runId}-`));
+  const baseDb = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbUrl = new URL(baseDb);
+  dbUrl.pathname = `/lectern_test_${runId}`;
+  const cfg = loadConfig({
+    DATABASE_URL: dbUrl.toString(),
+    NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
+    BUS_PREFIX: `t${runId}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'http://lectern.test',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+    WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+  });
+  await ensureDatabase(cfg.DATABASE_URL);
+  const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: 2 });
+  await migrate(orm);
+  await orm.close(true);
+  const storage = await createStorage(cfg);
+  await storage.ensureBucket();
+  ctx = { cfg: { ...cfg, S3_ENDPOINT: storage.endpoint }, storage, runId };
+  return ctx;
+}
+
+export async function teardownRun(): Promise<void> {
+  if (!ctx) return;
+  await ctx.storage.close();
+  if (!process.env.TEST_KEEP_DB) await dropDatabase(ctx.cfg.DATABASE_URL).catch(() => undefined);
+  // Streams of this run's prefix are removed so the NATS server does not accumulate them.
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: ctx.cfg.NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  for await (const s of jsm.streams.list()) {
+    if (s.config.name.startsWith(`${ctx.cfg.BUS_PREFIX}_`)) await jsm.streams.delete(s.config.name);
+  }
+  await nc.close();
+  ctx = undefined;
+}
+
+/** A runtime on this run's database, bus prefix and object store. */
+export async function testRuntime(name = 'test', overrides: Record<string, string> = {}): Promise<Runtime> {
+  const cfg = testConfig(overrides);
+  return createRuntime(cfg, {
+    name,
+    log: createLogger({ level: cfg.LOG_LEVEL, name }),
+    storage: context().storage,
+  });
+}
+
+export interface TestApp {
+  rt: Runtime;
+  api: ApiServer;
+  url: string;
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+  const rt = await testRuntime('api', overrides);
+  const api = await startApiServer(rt, { port: 0, host: '127.0.0.1' });
+  return {
+    rt,
+    api,
+    url: api.url,
+    base: `${api.url}/api/v1`,
+    async close() {
+      await api.close();
+      await closeRuntime(rt, { keepStorage: true });
+    },
+  };
+}
+
+export interface TestWorkspace {
+  id: string;
+  key: string;
+  readKey: string;
+  keyId: string;
+}
+
+export async function makeWorkspace(em: EntityManager, plan: PlanName = 'scale', name = 'Test workspace'): Promise<TestWorkspace> {
+  const ws = await createWorkspace(em, name, plan);
+  const write = await createKey(em, ws.id, 'write');
+  const read = await createKey(em, ws.id, 'read');
+  return { id: ws.id, key: write.key, readKey: read.key, keyId: write.id };
+}

@@ -1,0 +1,59 @@
+/**
+ * The block catalogue: the 39 block types and their fields, the lenient write
+ * check and the strict check for machine-made content, grading and the
+ * learner view, the content hash, and translatable text. Pure code, no I/O.
+ * See docs/blocks.md.
+ */
+export {
+  BLOCK_TYPES,
+  GENERATABLE_TYPES,
+  MAX_STACK_CARDS,
+  TIMED_QUESTION_SECONDS,
+  BlockFields,
+  BlockSchemas,
+  BlockSchema,
+  ScreenSchema,
+  blockFieldsOf,
+  isBlockType,
+  type BlockType,
+  type GeneratableType,
+  type BlockData,
+  type Block,
+  type Screen,
+} from './blocks.js';
+export { validateScreens } from './validate.js';
+export {
+  strictCheckBlock,
+  strictCheckScreens,
+  blankMarkers,
+  type StrictOptions,
+  type StrictResult,
+  type DroppedItem,
+} from './strict.js';
+export {
+  GRADED_TYPES,
+  isGradedType,
+  isGraded,
+  gradeAnswer,
+  feedbackFor,
+  scoreAnswers,
+  learnerItemId,
+  type GradedType,
+  type AnswerKeyOptions,
+  type Feedback,
+  type Score,
+} from './grading.js';
+export { stripAnswerKeys } from './learner-view.js';
+export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
+export {
+  TEXT_FIELDS,
+  translatableFields,
+  applyTranslation,
+  isKnownPath,
+  translationIssues,
+  textFingerprint,
+  sourceFingerprints,
+  stalePaths,
+  type TranslatableField,
+  type TranslatableCourse,
+} from './translatable.js';

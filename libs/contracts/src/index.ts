@@ -2,3 +2,4 @@ export * from './common.js';
 export * from './events.js';
 export * from './identities.js';
 export * from './workspace.js';
+export * from './design.js';

@@ -10,4 +10,9 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: false }],
     },
   },
+  {
+    // chai assertions such as `expect(x).to.be.true` are expressions by design.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-unused-expressions': 'off' },
+  },
 );

@@ -1,7 +1,7 @@
 SHELL := /bin/bash
 NPM ?= npm
 
-.PHONY: install build start test lint format typecheck bench doctor clean
+.PHONY: install build start test lint format typecheck bench doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -39,3 +39,7 @@ doctor: build
 
 clean:
 	rm -rf dist
+
+## Checks deploy/: Kubernetes manifests and the compose file (docker compose config when installed).
+deploy-check: install
+	bash deploy/check.sh

@@ -46,7 +46,7 @@ export const ApiEnv = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
   PUBLIC_URL: z.string().url().optional(),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(120),
   TRUST_PROXY: bool.default(false),
 });
 
@@ -56,7 +56,16 @@ export const WebhookEnv = z.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
 });
 
-export const AppEnv = BaseEnv.merge(DbEnv).merge(BusEnv).merge(StorageEnv).merge(ApiEnv).merge(WebhookEnv);
+/**
+ * Deadlines of synchronous commands (docs/jobs.md): how long a request waits for its
+ * worker before answering 504 with the job id. Below the HTTP server's 120 s request
+ * timeout so the caller always gets our answer.
+ */
+export const JobsEnv = z.object({
+  CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
+});
+
+export const AppEnv = BaseEnv.merge(DbEnv).merge(BusEnv).merge(StorageEnv).merge(ApiEnv).merge(WebhookEnv).merge(JobsEnv);
 export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
 
 export class ConfigError extends Error {

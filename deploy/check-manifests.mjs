@@ -1,0 +1,329 @@
+// Static checks of deploy/: every Kubernetes manifest and the compose file parse, carry the fields
+// they need, point at things that exist (API probe paths, app entry points, config variables,
+// ConfigMap/Secret/Deployment names), and follow the house rules (non-root, read-only root fs with
+// /tmp writable, resources, graceful stop). Run through deploy/check.sh; no Docker engine needed.
+//
+// YAML parser: the `yaml` package when installed, else `js-yaml` (present through mocha).
+// Schema validation against the Kubernetes OpenAPI types runs when `kubernetes-models` resolves.
+import { readFile, readdir, access } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const deployDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(deployDir, '..');
+const k8sDir = path.join(deployDir, 'k8s');
+
+const problems = [];
+const warnings = [];
+const fail = (where, msg) => problems.push(`${where}: ${msg}`);
+const warn = (where, msg) => warnings.push(`${where}: ${msg}`);
+const exists = (p) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
+
+async function yamlParser() {
+  try {
+    const yaml = await import('yaml');
+    return {
+      name: 'yaml',
+      loadAll: (src) =>
+        yaml.parseAllDocuments(src, { merge: true }).map((d) => {
+          if (d.errors.length) throw new Error(d.errors.map((e) => e.message).join('; '));
+          return d.toJS();
+        }),
+    };
+  } catch {
+    const jsyaml = await import('js-yaml');
+    return { name: 'js-yaml', loadAll: (src) => jsyaml.loadAll(src) };
+  }
+}
+
+/** Resolves YAML merge keys (`<<: *anchor`) whatever the parser did with them. */
+function resolveMerges(v) {
+  if (Array.isArray(v)) return v.map(resolveMerges);
+  if (!v || typeof v !== 'object') return v;
+  const out = {};
+  if ('<<' in v) {
+    for (const src of [v['<<']].flat().reverse()) Object.assign(out, resolveMerges(src));
+  }
+  for (const [k, val] of Object.entries(v)) if (k !== '<<') out[k] = resolveMerges(val);
+  return out;
+}
+
+/** Variable names the configuration schema knows (libs/config/src/index.ts). */
+async function knownEnv() {
+  const src = await readFile(path.join(root, 'libs/config/src/index.ts'), 'utf8');
+  const names = new Set([...src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b)/gm)].map((m) => m[1]));
+  names.add('NODE_OPTIONS');
+  return names;
+}
+
+/** Paths the API serves that a probe may use: string literals of route paths in apps/api/src. */
+async function apiSource() {
+  const files = [];
+  const walk = async (dir) => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.name.endsWith('.ts')) files.push(p);
+    }
+  };
+  await walk(path.join(root, 'apps/api/src'));
+  return (await Promise.all(files.map((f) => readFile(f, 'utf8')))).join('\n');
+}
+
+const servesPath = (src, p) => new RegExp(`path:\\s*['"\`]${p.replace(/[/.]/g, '\\$&')}['"\`]`).test(src);
+
+/** `node dist/apps/<app>/src/main.js` → does apps/<app>/src/main.ts exist? */
+async function checkEntry(where, command) {
+  const script = (command ?? []).find((a) => typeof a === 'string' && /^dist\/.+\.js$/.test(a));
+  if (!script) return;
+  const src = path.join(root, script.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+  if (!(await exists(src))) warn(where, `${script} has no source yet (${path.relative(root, src)} missing)`);
+}
+
+function labelsMatch(selector, labels) {
+  return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
+}
+
+async function checkK8s(parser, env, api) {
+  const files = (await readdir(k8sDir)).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const objects = [];
+  for (const f of files) {
+    let docs;
+    try {
+      docs = parser.loadAll(await readFile(path.join(k8sDir, f), 'utf8')).filter((d) => d != null);
+    } catch (err) {
+      fail(`k8s/${f}`, `does not parse: ${err.message}`);
+      continue;
+    }
+    docs.forEach((doc, i) =>
+      objects.push({
+        file: f,
+        where: `k8s/${f}#${i + 1} ${doc?.kind ?? '?'}/${doc?.metadata?.name ?? '?'}`,
+        doc,
+      }),
+    );
+  }
+
+  const kustomization = objects.find((o) => o.doc.kind === 'Kustomization');
+  const resources = objects.filter((o) => o !== kustomization);
+  for (const { where, doc } of resources) {
+    if (!doc.apiVersion) fail(where, 'apiVersion missing');
+    if (!doc.kind) fail(where, 'kind missing');
+    if (!doc.metadata?.name) fail(where, 'metadata.name missing');
+    else if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(doc.metadata.name))
+      fail(where, 'metadata.name is not a DNS-1123 label');
+  }
+  if (!kustomization) fail('k8s', 'kustomization.yaml missing');
+  else {
+    const listed = new Set(kustomization.doc.resources ?? []);
+    for (const r of listed)
+      if (!files.includes(r)) fail('k8s/kustomization.yaml', `lists ${r}, which does not exist`);
+    for (const f of files) {
+      if (f === 'kustomization.yaml') continue;
+      const isSecret = f.startsWith('secret');
+      if (isSecret && listed.has(f))
+        fail('k8s/kustomization.yaml', `${f} holds placeholders and must not be applied`);
+      if (!isSecret && !listed.has(f)) fail('k8s/kustomization.yaml', `${f} is not listed in resources`);
+    }
+  }
+
+  const byKind = (kind) => resources.filter((o) => o.doc.kind === kind);
+  const names = (kind) => new Set(byKind(kind).map((o) => o.doc.metadata?.name));
+  const configMaps = names('ConfigMap');
+  const secrets = names('Secret');
+  const deployments = byKind('Deployment');
+
+  for (const { where, doc } of [...byKind('ConfigMap'), ...byKind('Secret')]) {
+    for (const key of Object.keys({ ...doc.data, ...doc.stringData })) {
+      if (!env.has(key)) fail(where, `${key} is not a variable libs/config knows (typo?)`);
+    }
+  }
+  // Secrets in the repository are examples: every value must visibly be a placeholder.
+  for (const { where, doc } of byKind('Secret')) {
+    for (const [key, value] of Object.entries({ ...doc.data, ...doc.stringData })) {
+      if (!String(value).includes('CHANGE-ME'))
+        fail(where, `${key} must be a CHANGE-ME placeholder, never a real value`);
+    }
+  }
+
+  for (const { where, doc } of [...deployments, ...byKind('Job')]) {
+    const tpl = doc.spec?.template;
+    const pod = tpl?.spec;
+    if (!pod) {
+      fail(where, 'spec.template.spec missing');
+      continue;
+    }
+    if (doc.kind === 'Deployment' && !labelsMatch(doc.spec.selector?.matchLabels, tpl.metadata?.labels)) {
+      fail(where, 'selector.matchLabels does not match the pod template labels');
+    }
+    if (doc.kind === 'Deployment' && typeof pod.terminationGracePeriodSeconds !== 'number') {
+      fail(where, 'terminationGracePeriodSeconds missing (graceful shutdown)');
+    }
+    if (pod.securityContext?.runAsNonRoot !== true)
+      fail(where, 'pod securityContext.runAsNonRoot must be true');
+    const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
+    for (const c of [...(pod.initContainers ?? []), ...(pod.containers ?? [])]) {
+      const cw = `${where} container ${c.name}`;
+      if (!c.image) fail(cw, 'image missing');
+      if (!c.resources?.requests || !c.resources?.limits?.memory)
+        fail(cw, 'resources.requests and limits.memory required');
+      if (c.securityContext?.readOnlyRootFilesystem !== true) fail(cw, 'readOnlyRootFilesystem must be true');
+      if (c.securityContext?.allowPrivilegeEscalation !== false)
+        fail(cw, 'allowPrivilegeEscalation must be false');
+      const tmp = (c.volumeMounts ?? []).find((m) => m.mountPath === '/tmp');
+      if (!tmp || !volumes.get(tmp.name)?.emptyDir)
+        fail(cw, 'needs an emptyDir mounted at /tmp (read-only root fs)');
+      for (const src of c.envFrom ?? []) {
+        if (src.configMapRef && !configMaps.has(src.configMapRef.name))
+          fail(cw, `ConfigMap ${src.configMapRef.name} not defined`);
+        if (src.secretRef && !secrets.has(src.secretRef.name))
+          fail(cw, `Secret ${src.secretRef.name} not defined (not even in secret.example.yaml)`);
+      }
+      for (const e of c.env ?? [])
+        if (!env.has(e.name)) fail(cw, `env ${e.name} is not a variable libs/config knows`);
+      await checkEntry(cw, c.command);
+      const ports = new Set((c.ports ?? []).flatMap((p) => [p.name, p.containerPort]));
+      for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+        const get = c[probe]?.httpGet;
+        if (!get) continue;
+        if (!servesPath(api, get.path)) fail(cw, `${probe} path ${get.path} is not served by apps/api`);
+        if (!ports.has(get.port)) fail(cw, `${probe} port ${get.port} is not a container port`);
+      }
+    }
+    const command = (pod.containers ?? []).flatMap((c) => c.command ?? []).join(' ');
+    if (doc.kind === 'Deployment' && command.includes('apps/api/')) {
+      const main = pod.containers.find((c) => (c.command ?? []).join(' ').includes('apps/api/'));
+      if (main.readinessProbe?.httpGet?.path !== '/readyz')
+        fail(where, 'api readinessProbe must GET /readyz');
+      if (main.livenessProbe?.httpGet?.path !== '/healthz')
+        fail(where, 'api livenessProbe must GET /healthz');
+    }
+  }
+
+  const podLabels = deployments.map((o) => o.doc.spec?.template?.metadata?.labels ?? {});
+  for (const { where, doc } of byKind('Service')) {
+    const target = deployments.find((o) =>
+      labelsMatch(doc.spec?.selector, o.doc.spec?.template?.metadata?.labels),
+    );
+    if (!target) fail(where, 'selector matches no Deployment');
+    const ports = new Set(
+      (target?.doc.spec.template.spec.containers ?? []).flatMap((c) =>
+        (c.ports ?? []).flatMap((p) => [p.name, p.containerPort]),
+      ),
+    );
+    for (const p of doc.spec?.ports ?? [])
+      if (target && !ports.has(p.targetPort))
+        fail(where, `targetPort ${p.targetPort} is not a container port`);
+  }
+  for (const { where, doc } of byKind('HorizontalPodAutoscaler')) {
+    const ref = doc.spec?.scaleTargetRef;
+    if (ref?.kind !== 'Deployment' || !deployments.some((o) => o.doc.metadata.name === ref.name))
+      fail(where, `scaleTargetRef ${ref?.kind}/${ref?.name} not defined`);
+    if (!(doc.spec?.minReplicas <= doc.spec?.maxReplicas)) fail(where, 'minReplicas must be <= maxReplicas');
+  }
+  for (const { where, doc } of byKind('PodDisruptionBudget')) {
+    if (!podLabels.some((l) => labelsMatch(doc.spec?.selector?.matchLabels, l)))
+      fail(where, 'selector matches no Deployment');
+  }
+  for (const want of [
+    'Deployment',
+    'Service',
+    'Job',
+    'ConfigMap',
+    'Secret',
+    'HorizontalPodAutoscaler',
+    'PodDisruptionBudget',
+  ]) {
+    if (byKind(want).length === 0) fail('k8s', `no ${want} defined`);
+  }
+
+  // Schema validation against the Kubernetes OpenAPI types, when the package is there.
+  let validated = 0;
+  try {
+    await import('kubernetes-models/v1');
+    for (const { where, doc } of resources) {
+      const group = doc.apiVersion;
+      const mod = await import(`kubernetes-models/${group}`).catch(() => null);
+      const Model = mod?.[doc.kind];
+      if (!Model) {
+        warn(where, `no kubernetes-models type for ${group} ${doc.kind}`);
+        continue;
+      }
+      try {
+        new Model(doc).validate();
+        validated++;
+      } catch (err) {
+        fail(where, `schema: ${err.message}`);
+      }
+    }
+    console.log(`k8s: ${validated} object(s) validated against the Kubernetes schemas (kubernetes-models)`);
+  } catch {
+    console.log('k8s: schema validation skipped (install kubernetes-models to enable it)');
+  }
+  console.log(`k8s: ${resources.length} object(s) in ${files.length} file(s) checked with ${parser.name}`);
+}
+
+async function checkCompose(parser, env, api) {
+  const file = path.join(deployDir, 'docker-compose.yml');
+  let doc;
+  try {
+    [doc] = parser.loadAll(await readFile(file, 'utf8'));
+    doc = resolveMerges(doc);
+  } catch (err) {
+    fail('docker-compose.yml', `does not parse: ${err.message}`);
+    return;
+  }
+  const services = doc.services ?? {};
+  for (const want of [
+    'postgres',
+    'nats',
+    'minio',
+    'minio-init',
+    'migrate',
+    'api',
+    'webhook-worker',
+    'csv-worker',
+  ]) {
+    if (!services[want]) fail('docker-compose.yml', `service ${want} missing`);
+  }
+  if (!/-js\b/.test(JSON.stringify(services.nats?.command ?? '')))
+    fail('compose nats', 'must run with -js (JetStream)');
+  for (const [name, svc] of Object.entries(services)) {
+    const where = `compose ${name}`;
+    if (!svc.image && !svc.build) fail(where, 'image or build required');
+    if (!String(svc.image ?? '').startsWith('${LECTERN_IMAGE') && !svc.build) continue;
+    // A Lectern app service.
+    const vars = svc.environment ?? {};
+    for (const key of Object.keys(vars))
+      if (!env.has(key)) fail(where, `environment ${key} is not a variable libs/config knows`);
+    if (vars.NODE_ENV !== 'production') fail(where, 'NODE_ENV must be production');
+    if (!/^\$\{WEBHOOK_SECRET_KEY:\?/.test(String(vars.WEBHOOK_SECRET_KEY)))
+      fail(where, 'WEBHOOK_SECRET_KEY must be required (${WEBHOOK_SECRET_KEY:?...})');
+    if (svc.read_only !== true) fail(where, 'read_only root fs expected');
+    if (name !== 'migrate' && !svc.stop_grace_period)
+      fail(where, 'stop_grace_period missing (graceful shutdown)');
+    await checkEntry(where, svc.command);
+  }
+  const hc = JSON.stringify(services.api?.healthcheck?.test ?? '');
+  const m = /127\.0\.0\.1:8080(\/[a-z]+)/.exec(hc);
+  if (!m) fail('compose api', 'healthcheck must call the API');
+  else if (m[1] !== '/readyz' || !servesPath(api, m[1]))
+    fail('compose api', `healthcheck path ${m[1]} must be /readyz, served by apps/api`);
+  if ((services.api?.deploy?.replicas ?? 1) < 2) fail('compose api', 'expected 2 replicas');
+  console.log(`compose: ${Object.keys(services).length} service(s) checked`);
+}
+
+const parser = await yamlParser();
+const env = await knownEnv();
+const api = await apiSource();
+for (const p of ['/healthz', '/readyz']) if (!servesPath(api, p)) fail('apps/api', `does not serve ${p}`);
+await checkK8s(parser, env, api);
+await checkCompose(parser, env, api);
+for (const w of warnings) console.log(`warning: ${w}`);
+for (const p of problems) console.log(`FAIL: ${p}`);
+console.log(problems.length ? `${problems.length} problem(s)` : 'deploy manifests: ok');
+process.exit(problems.length ? 1 : 0);

@@ -11,6 +11,7 @@ import { connectBus } from '../../../libs/bus/src/index.js';
 import { createStorage } from '../../../libs/storage/src/index.js';
 import { hashKey } from '../../../libs/auth/src/index.js';
 import { startAll } from './start.js';
+import { ensureWebhookSecretKey } from '../../../libs/webhooks/src/index.js';
 
 const USAGE = `lectern — Lectern admin command
 
@@ -191,9 +192,11 @@ async function main(argv: string[]): Promise<void> {
       break;
     }
     case 'start': {
+      // Before anything else: production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
+      const startCfg = await ensureWebhookSecretKey(cfg);
       await runMigrate(cfg);
       const creds = await demoCredentials(cfg);
-      const running = await startAll(cfg);
+      const running = await startAll(startCfg);
       const base = `${cfg.PUBLIC_URL}/api/v1`;
       process.stdout.write(
         [

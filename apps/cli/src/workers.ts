@@ -1,4 +1,6 @@
 import type { Runtime } from '../../../libs/runtime/src/index.js';
+import { startWebhookWorker } from '../../../libs/webhooks/src/index.js';
+import { startCsvWorker } from '../../../libs/csv-import/src/index.js';
 
 export interface WorkerDef {
   name: string;
@@ -6,4 +8,7 @@ export interface WorkerDef {
 }
 
 /** Every worker `lectern start` runs in-process. Each also has its own app under apps/. */
-export const WORKERS: WorkerDef[] = [];
+export const WORKERS: WorkerDef[] = [
+  { name: 'webhook-worker', start: startWebhookWorker },
+  { name: 'csv-worker', start: (rt) => startCsvWorker(rt) },
+];

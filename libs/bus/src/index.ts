@@ -244,6 +244,15 @@ function isRetryable(err: unknown): boolean {
 }
 
 /**
+ * `+TERM` without a reason: nats-server 2.9 only recognises the bare token and silently
+ * ignores `+TERM <reason>` (a 2.10 addition), which would leave the message to be redelivered
+ * after AckWait. The reason goes to the log instead.
+ */
+function terminate(m: JsMsg): void {
+  m.term();
+}
+
+/**
  * Pull consumer with bounded concurrency: explicit ack, nak-with-delay on retryable
  * failures, term on poison messages or when deliveries run out, a working() heartbeat
  * while a handler runs, and a graceful stop that finishes in-flight work.
@@ -265,13 +274,13 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
       body = JSON.parse(new TextDecoder().decode(m.data));
     } catch {
       log.error({ subject: m.subject, seq: m.seq }, 'poison message: not JSON');
-      m.term('invalid json');
+      terminate(m);
       return;
     }
     const parsed = opts.schema.safeParse(body);
     if (!parsed.success) {
       log.error({ subject: m.subject, issues: parsed.error.issues }, 'poison message: fails its schema');
-      m.term('invalid payload');
+      terminate(m);
       await opts.onGiveUp?.(body, parsed.error).catch((err: unknown) => log.error({ err }, 'onGiveUp failed'));
       return;
     }
@@ -286,7 +295,7 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
       if (retry) {
         m.nak(backoff(deliveryCount));
       } else {
-        m.term(String((err as Error)?.message ?? err).slice(0, 200));
+        terminate(m);
         await opts.onGiveUp?.(parsed.data, err).catch((e: unknown) => log.error({ err: e }, 'onGiveUp failed'));
       }
     } finally {

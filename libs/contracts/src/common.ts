@@ -38,9 +38,12 @@ export function parsePaging(query: Record<string, unknown>): { limit: number; of
   return { limit, offset };
 }
 
+// A repeated parameter arrives as an array; SPEC: nonsense falls back to the default, never a 400.
+const pagingParam = z.union([z.string(), z.array(z.string())]).optional();
+
 export const PagingQuery = z.object({
-  limit: z.string().optional().meta({ description: 'Default 50, maximum 10,000 (larger values are served at the maximum)' }),
-  offset: z.string().optional().meta({ description: 'Rows to skip; default 0' }),
+  limit: pagingParam.meta({ description: 'Default 50, maximum 10,000 (larger values are served at the maximum; nonsense falls back to 50)' }),
+  offset: pagingParam.meta({ description: 'Rows to skip; default 0' }),
 });
 
 export function paged<T>(rows: T[], total: number, paging: { limit: number; offset: number }) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp, iso } from './common.js';
+import { PagingQuery, Timestamp, iso } from './common.js';
 import type { Identity as IdentityRow } from '../../db/src/entities/identity.entity.js';
 
 export const BULK_MAX = 500;
@@ -45,10 +45,8 @@ export const Identity = z
   .meta({ id: 'Identity' });
 export type IdentityDto = z.infer<typeof Identity>;
 
-export const IdentitySearchQuery = z.object({
-  search: z.string().optional(),
-  limit: z.string().optional(),
-  offset: z.string().optional(),
+export const IdentitySearchQuery = PagingQuery.extend({
+  search: z.string().optional().meta({ description: 'Matches name, email or external id (case-insensitive, literal)' }),
 });
 
 export const BulkUpsertResult = z.object({

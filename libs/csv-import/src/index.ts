@@ -15,6 +15,16 @@ export {
   type CsvColumn,
 } from './row-to-block.js';
 export { detectDelimiter, type CsvDelimiter } from './read-csv.js';
+export {
+  startCsvWorker,
+  handleCsvImport,
+  toImportIssues,
+  importTitle,
+  CSV_IMPORT_KIND,
+  CSV_WORKER_APP,
+  CSV_BLOB,
+  type CsvWorkerOptions,
+} from './worker.js';
 export type {
   CsvBlock,
   CsvIssue,

@@ -89,7 +89,8 @@ const FEATURE_LABEL: Record<Feature, string> = {
 };
 
 export function isPlanName(v: string): v is PlanName {
-  return v in PLANS;
+  // Own keys only: `in` would also accept 'toString', 'constructor', …
+  return Object.hasOwn(PLANS, v);
 }
 
 export function planAtLeast(plan: PlanName, min: PlanName): boolean {

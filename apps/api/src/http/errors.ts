@@ -14,6 +14,12 @@ interface BodyParserError {
 
 /** Maps errors thrown by body parsers and Koa itself onto our codes. */
 function fromHttpError(err: BodyParserError): AppError | null {
+  // A corrupt gzip/deflate/br body surfaces as a bare zlib error (no status): the client's fault.
+  const zcode = (err as { code?: unknown }).code;
+  if (typeof zcode === 'string' && /^(Z_|ERR__ERROR_)/.test(zcode)) {
+    const msg = 'The request body could not be decompressed (Content-Encoding does not match the bytes)';
+    return new AppError('invalid_request', msg, { issues: [{ code: 'malformed', path: [], message: msg }] });
+  }
   const status = err.status ?? err.statusCode ?? err.httpCode;
   if (!status || status < 400 || status >= 500) return null;
   if (status === 413) return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts');

@@ -1,8 +1,25 @@
 import { z } from 'zod';
 import type { ApiRouter } from './router.js';
 
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  return z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+/**
+ * zod puts schemas with a meta id under a local `$defs` and points at them with `#/$defs/…`;
+ * inside an OpenAPI document `#` is the document root, so those refs would dangle. Named
+ * schemas move to `components.schemas` (an input variant that differs gets an `_input` name).
+ */
+function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, unknown>): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+  const defs = (json.$defs ?? {}) as Record<string, unknown>;
+  delete json.$defs;
+  delete json.$schema;
+  const names = new Map<string, string>();
+  for (const [name, def] of Object.entries(defs)) {
+    const taken = components[name] !== undefined && JSON.stringify(components[name]) !== JSON.stringify(def);
+    names.set(name, taken ? `${name}_${io}` : name);
+  }
+  const relink = <T>(v: T): T =>
+    JSON.parse(JSON.stringify(v).replace(/"#\/\$defs\/([^"]+)"/g, (_, n: string) => `"#/components/schemas/${names.get(n) ?? n}"`)) as T;
+  for (const [name, def] of Object.entries(defs)) components[names.get(name)!] = relink(def);
+  return relink(json);
 }
 
 const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -10,6 +27,7 @@ const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 /** OpenAPI 3.1 built from the route contracts; a route cannot exist without one. */
 export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Record<string, unknown> = {};
   for (const r of routers) {
     for (const spec of r.specs) {
       const full = openApiPath(r.prefix + spec.path);
@@ -20,7 +38,7 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         schema: { type: 'string' },
       }));
       if (spec.query) {
-        const q = toSchema(spec.query, 'input') as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+        const q = toSchema(spec.query, 'input', schemas) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
         for (const [name, schema] of Object.entries(q.properties ?? {})) {
           params.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema } as never);
         }
@@ -37,14 +55,14 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
             status,
             {
               description: res.description,
-              ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: toSchema(res.schema, 'output') } } } : {}),
+              ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: toSchema(res.schema, 'output', schemas) } } } : {}),
               ...(res.contentType && !res.schema ? { content: { [res.contentType]: { schema: { type: 'string', format: 'binary' } } } } : {}),
             },
           ]),
         ),
       };
       if (spec.body) {
-        op.requestBody = { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input') } } };
+        op.requestBody = { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input', schemas) } } };
       } else if (spec.rawBody) {
         op.requestBody = {
           required: true,
@@ -65,7 +83,7 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         'Course authoring and delivery. Every JSON response has `data` (except GET /me); errors carry `error`, `message` and, for 400, `issues`.',
     },
     servers: [{ url: opts.serverUrl }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' } } },
+    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' } } },
     paths,
   };
 }

@@ -3,6 +3,13 @@ import type { Runtime } from '../../../../libs/runtime/src/index.js';
 import type { Relay } from '../../../../libs/events/src/index.js';
 import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
+import { webhookRoutes } from './webhooks.routes.js';
+import { courseImportRoutes } from './course-import.routes.js';
+import { courseRoutes } from './courses.routes.js';
+import { themeRoutes } from './themes.routes.js';
+import { certificateTemplateRoutes } from './certificates.routes.js';
+import { collectionRoutes } from './collections.routes.js';
+import { translationRoutes } from './translations.routes.js';
 
 export interface RouteDeps {
   rt: Runtime;
@@ -13,4 +20,11 @@ export interface RouteDeps {
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
   meRoutes(api);
   identityRoutes(api, deps);
+  webhookRoutes(api, deps);
+  courseImportRoutes(api, deps);
+  courseRoutes(api, deps);
+  themeRoutes(api, deps);
+  certificateTemplateRoutes(api, deps);
+  collectionRoutes(api, deps);
+  translationRoutes(api, deps);
 }

@@ -3,12 +3,39 @@ import { ApiKeySchema } from './api-key.entity.js';
 import { IdentitySchema } from './identity.entity.js';
 import { JobSchema } from './job.entity.js';
 import { OutboxEventSchema } from './outbox-event.entity.js';
+import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from './webhook.entity.js';
+import { CourseSchema } from './course.entity.js';
+import { ThemeSchema } from './theme.entity.js';
+import { CertificateTemplateSchema } from './certificate-template.entity.js';
+import { CollectionCourseSchema, CollectionSchema } from './collection.entity.js';
+import { CourseTranslationSchema } from './course-translation.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
 export * from './identity.entity.js';
 export * from './job.entity.js';
 export * from './outbox-event.entity.js';
+export * from './webhook.entity.js';
+export * from './course.entity.js';
+export * from './theme.entity.js';
+export * from './certificate-template.entity.js';
+export * from './collection.entity.js';
+export * from './course-translation.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
-export const ENTITIES = [WorkspaceSchema, ApiKeySchema, IdentitySchema, JobSchema, OutboxEventSchema];
+export const ENTITIES = [
+  WorkspaceSchema,
+  ApiKeySchema,
+  IdentitySchema,
+  JobSchema,
+  OutboxEventSchema,
+  WebhookEndpointSchema,
+  WebhookDeliverySchema,
+  WebhookAttemptSchema,
+  CourseSchema,
+  ThemeSchema,
+  CertificateTemplateSchema,
+  CollectionSchema,
+  CollectionCourseSchema,
+  CourseTranslationSchema,
+];

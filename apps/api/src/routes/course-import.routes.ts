@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { ApiRouter } from '../http/router.js';
+import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import { AppError } from '../../../../libs/errors/src/index.js';
+import {
+  CsvImportError,
+  CsvImportQuery,
+  CsvImportResponse,
+  ErrorBody,
+  courseDto,
+} from '../../../../libs/contracts/src/index.js';
+import { getCourse } from '../../../../libs/authoring/src/index.js';
+import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '../../../../libs/csv-import/src/index.js';
+import { runSyncJob } from '../../../../libs/jobs/src/index.js';
+import { readRawBody } from '../http/raw-body.js';
+import { errorResponses } from './shared.js';
+
+/**
+ * Largest CSV body, after decompression. 2,000 rows (SPEC.md Limits) of a typical
+ * course take well under 1 MiB; 5 MiB leaves room for long quoted cells (markdown,
+ * code) without letting a request hold megabytes it can never import.
+ */
+export const CSV_BODY_LIMIT = 5 * 1024 * 1024;
+
+/**
+ * POST /courses/import/csv through the synchronous command path (docs/jobs.md): the
+ * body goes to the object store, the csv worker builds the course, the answer comes
+ * from the job row. Registered before the course routes so no `/courses/:id` pattern
+ * can shadow it.
+ */
+export function courseImportRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+  api.route(
+    {
+      method: 'post',
+      path: '/courses/import/csv',
+      summary: 'Import a draft course from a CSV file',
+      description:
+        'Raw CSV body with `Content-Type: text/csv` (UTF-8 with or without BOM, or Windows-1252; `,` `;` or tab; format in docs/csv-import.md). ' +
+        `At most ${CSV_MAX_ROWS.toLocaleString('en-US')} data rows and ${CSV_BODY_LIMIT / 1024 / 1024} MiB. ` +
+        '201: `data` is the draft course (`sourceKind: csv`) and `issues`, next to `data`, lists the rows that were skipped. ' +
+        '400 `invalid_request`: no readable screen, or too many rows (`limit`), with the same `issues` list. ' +
+        'Sandbox: the 3-course and 30-screen ceilings apply (403 plan_required). ' +
+        '504 `timeout` when the import worker did not answer in time: the body carries `jobId`; the import may still complete.',
+      tags: ['Courses'],
+      query: CsvImportQuery,
+      rawBody: {
+        contentType: 'text/csv',
+        description:
+          'The course CSV: a header row naming the columns (`screen` required), then one block per row.',
+      },
+      responses: {
+        201: {
+          description: 'The imported draft course, plus the unreadable rows',
+          schema: CsvImportResponse,
+        },
+        ...errorResponses,
+        400: {
+          description:
+            'invalid_request: no readable screen or more than 2,000 data rows (issues list the rows), or a bad `title`',
+          schema: z.union([CsvImportError, ErrorBody]),
+        },
+        413: {
+          description: `payload_too_large: body over ${CSV_BODY_LIMIT / 1024 / 1024} MiB`,
+          schema: ErrorBody,
+        },
+        415: { description: 'unsupported_media_type: Content-Type is not text/csv', schema: ErrorBody },
+        503: {
+          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
+          schema: ErrorBody,
+        },
+        504: {
+          description:
+            'timeout: the import did not finish in time; `jobId` names the job, which may still complete',
+          schema: ErrorBody,
+        },
+      },
+    },
+    async (ctx) => {
+      if (ctx.request.type !== 'text/csv') {
+        const got = ctx.get('content-type');
+        throw new AppError(
+          'unsupported_media_type',
+          `Send the file as the raw body with Content-Type: text/csv${got ? ` (got ${got})` : ''}`,
+        );
+      }
+      const body = await readRawBody(ctx, { limit: CSV_BODY_LIMIT, what: 'A CSV import' });
+      const ws = ctx.state.auth.workspace;
+      const { result } = await runSyncJob(deps.rt, {
+        workspaceId: ws.id,
+        kind: CSV_IMPORT_KIND,
+        input: { title: ctx.state.query.title ?? null },
+        blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
+        timeoutMs: deps.rt.cfg.CSV_IMPORT_TIMEOUT_MS,
+        what: 'CSV import',
+      });
+      const course = await getCourse(deps.rt.orm.em.fork(), ws.id, result.courseId);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
+      ctx.body = { data: courseDto(course), issues: result.issues };
+    },
+  );
+}

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { ApiRouter } from '../http/router.js';
+import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import type { Relay } from '../../../../libs/events/src/index.js';
+import { Course, CreateCourse, UpdateCourse, courseDto } from '../../../../libs/contracts/src/index.js';
+import {
+  createCourse,
+  deleteCourse,
+  getCourse,
+  listCourses,
+  updateCourse,
+} from '../../../../libs/authoring/src/index.js';
+import { errorResponses } from './shared.js';
+
+/** Courses carry whole screen documents; a large paid-plan course outgrows the 1 MiB default. */
+const COURSE_BODY_LIMIT = 8 * 1024 * 1024;
+
+export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }) {
+  const tags = ['Courses'];
+  const em = () => deps.rt.orm.em.fork();
+  const one = z.object({ data: Course });
+
+  api.route(
+    {
+      method: 'get',
+      path: '/courses',
+      summary: 'List courses (newest first, unpaged)',
+      tags,
+      responses: {
+        200: { description: 'Every course of the workspace', schema: z.object({ data: z.array(Course) }) },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      ctx.body = { data: (await listCourses(em(), ctx.state.auth.workspace.id)).map(courseDto) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/courses',
+      summary: 'Create a draft course',
+      description:
+        'Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, passingScore/themeId/certificateId null, screens and customFonts []. ' +
+        'Sandbox: at most 3 courses per workspace and 30 screens per course (403 plan_required). themeId/certificateId of another workspace: 400 with the path.',
+      tags,
+      body: CreateCourse,
+      bodyLimit: COURSE_BODY_LIMIT,
+      responses: {
+        201: { description: 'The created draft course', schema: one },
+        ...errorResponses,
+        413: { description: 'payload_too_large: body over 8 MiB', schema: errorResponses[400].schema },
+      },
+    },
+    async (ctx) => {
+      const course = await createCourse(em(), ctx.state.auth.workspace, ctx.state.body);
+      ctx.status = 201;
+      ctx.set('Location', `${api.prefix}/courses/${encodeURIComponent(course.id)}`);
+      ctx.body = { data: courseDto(course) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/courses/:id',
+      summary: 'Get one course',
+      tags,
+      responses: { 200: { description: 'The course', schema: one }, ...errorResponses },
+    },
+    async (ctx) => {
+      ctx.body = { data: courseDto(await getCourse(em(), ctx.state.auth.workspace.id, ctx.params.id)) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'patch',
+      path: '/courses/:id',
+      summary: 'Update a course (screens replace the whole array; status publishes/unpublishes)',
+      description:
+        'A real status transition emits course.published / course.unpublished with embedUrl; sending the status the course already has emits nothing. ' +
+        'Sandbox: a write taking a course past 30 screens is a 403; a course already over the line stays editable while the write adds no screens.',
+      tags,
+      body: UpdateCourse,
+      bodyLimit: COURSE_BODY_LIMIT,
+      responses: {
+        200: { description: 'The updated course', schema: one },
+        ...errorResponses,
+        413: { description: 'payload_too_large: body over 8 MiB', schema: errorResponses[400].schema },
+      },
+    },
+    async (ctx) => {
+      const { course, event } = await updateCourse(
+        em(),
+        ctx.state.auth.workspace,
+        ctx.params.id,
+        ctx.state.body,
+        {
+          publicUrl: deps.rt.cfg.PUBLIC_URL,
+        },
+      );
+      if (event) deps.relay.kick();
+      ctx.body = { data: courseDto(course) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/courses/:id',
+      summary: 'Delete a course (it leaves every collection; its translations go with it)',
+      tags,
+      responses: {
+        204: { description: 'Deleted', schema: null },
+        ...errorResponses,
+        409: {
+          description: 'conflict: the course has issued certificates; unpublish it instead',
+          schema: errorResponses[400].schema,
+        },
+      },
+    },
+    async (ctx) => {
+      await deleteCourse(em(), ctx.state.auth.workspace.id, ctx.params.id);
+      ctx.status = 204;
+    },
+  );
+}

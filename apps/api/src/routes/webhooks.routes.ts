@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import type { ApiRouter } from '../http/router.js';
+import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import {
+  CreateWebhook,
+  DeliveryListQuery,
+  ErrorBody,
+  Pagination,
+  TestWebhook,
+  UpdateWebhook,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookEndpoint,
+  WebhookEndpointCreated,
+  paged,
+  parsePaging,
+  webhookDeliveryDetailDto,
+  webhookDeliveryDto,
+  webhookEndpointDto,
+} from '../../../../libs/contracts/src/index.js';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getDelivery,
+  getEndpoint,
+  kickDispatchers,
+  listDeliveries,
+  listEndpoints,
+  resendDelivery,
+  sendTestEvent,
+  updateEndpoint,
+  webhookSecretKey,
+  type EndpointPolicy,
+} from '../../../../libs/webhooks/src/index.js';
+import { errorResponses } from './shared.js';
+
+export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+  const tags = ['Webhooks'];
+  const { rt } = deps;
+  const em = () => rt.orm.em.fork();
+  let key: Buffer | undefined;
+  const policy: EndpointPolicy = {
+    key: () => (key ??= webhookSecretKey(rt.cfg)),
+    allowPrivate: rt.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+  };
+  const conflict = { 409: { description: 'conflict: the endpoint is inactive', schema: ErrorBody } };
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks',
+      summary: 'List webhook endpoints (oldest first)',
+      tags,
+      responses: {
+        200: {
+          description: 'Every endpoint of the workspace',
+          schema: z.object({ data: z.array(WebhookEndpoint) }),
+        },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      ctx.body = { data: (await listEndpoints(em(), ctx.state.auth.workspace.id)).map(webhookEndpointDto) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks',
+      summary: 'Create a webhook endpoint; the response carries signingSecret, shown this once only',
+      description:
+        'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]).',
+      tags,
+      body: CreateWebhook,
+      responses: {
+        201: {
+          description: 'Created, with signingSecret',
+          schema: z.object({ data: WebhookEndpointCreated }),
+        },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const { endpoint, signingSecret } = await createEndpoint(
+        em(),
+        policy,
+        ctx.state.auth.workspace.id,
+        ctx.state.body,
+      );
+      ctx.status = 201;
+      ctx.body = { data: { ...webhookEndpointDto(endpoint), signingSecret } };
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks/:id',
+      summary: 'Get one webhook endpoint (never its secret)',
+      tags,
+      responses: {
+        200: { description: 'The endpoint', schema: z.object({ data: WebhookEndpoint }) },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      ctx.body = {
+        data: webhookEndpointDto(await getEndpoint(em(), ctx.state.auth.workspace.id, ctx.params.id)),
+      };
+    },
+  );
+
+  api.route(
+    {
+      method: 'patch',
+      path: '/webhooks/:id',
+      summary: 'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries',
+      tags,
+      body: UpdateWebhook,
+      responses: {
+        200: { description: 'The endpoint', schema: z.object({ data: WebhookEndpoint }) },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const row = await updateEndpoint(
+        em(),
+        policy,
+        ctx.state.auth.workspace.id,
+        ctx.params.id,
+        ctx.state.body,
+      );
+      ctx.body = { data: webhookEndpointDto(row) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/webhooks/:id',
+      summary: 'Delete a webhook endpoint and its delivery log; nothing more is sent to it',
+      tags,
+      responses: { 204: { description: 'Deleted', schema: null }, ...errorResponses },
+    },
+    async (ctx) => {
+      await deleteEndpoint(em(), ctx.state.auth.workspace.id, ctx.params.id);
+      ctx.status = 204;
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks/:id/deliveries',
+      summary: 'The delivery log of an endpoint: newest first, paged, filtered by status and eventType',
+      tags,
+      query: DeliveryListQuery,
+      responses: {
+        200: {
+          description: 'A page of deliveries',
+          schema: z.object({ data: z.array(WebhookDelivery), pagination: Pagination }),
+        },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const paging = parsePaging(ctx.query);
+      const { status, eventType } = ctx.state.query;
+      const { rows, total } = await listDeliveries(em(), ctx.state.auth.workspace.id, ctx.params.id, {
+        status,
+        eventType,
+        ...paging,
+      });
+      ctx.body = paged(rows.map(webhookDeliveryDto), total, paging);
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks/:id/deliveries/:deliveryId',
+      summary:
+        'One delivery with the exact body sent and every attempt (status, error, latency, first 2 KB of the response)',
+      tags,
+      responses: {
+        200: { description: 'The delivery', schema: z.object({ data: WebhookDeliveryDetail }) },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const { delivery, attempts } = await getDelivery(
+        em(),
+        ctx.state.auth.workspace.id,
+        ctx.params.id,
+        ctx.params.deliveryId,
+      );
+      ctx.body = { data: webhookDeliveryDetailDto(delivery, attempts) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks/:id/deliveries/:deliveryId/resend',
+      summary:
+        "Send a delivery again (same body, same X-Service-Delivery) to the endpoint's current URL, whatever its state",
+      tags,
+      responses: {
+        202: {
+          description: 'Queued; poll the delivery for the outcome',
+          schema: z.object({ data: WebhookDelivery }),
+        },
+        ...conflict,
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const row = await resendDelivery(
+        em(),
+        ctx.state.auth.workspace.id,
+        ctx.params.id,
+        ctx.params.deliveryId,
+      );
+      kickDispatchers(rt.bus);
+      ctx.status = 202;
+      ctx.body = { data: webhookDeliveryDto(row) };
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks/:id/test',
+      summary: 'Send a signed sample event to the endpoint (one attempt, listed in its delivery log)',
+      tags,
+      body: TestWebhook,
+      responses: {
+        202: {
+          description: 'Queued; poll the delivery for the outcome',
+          schema: z.object({ data: WebhookDelivery }),
+        },
+        ...conflict,
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const row = await sendTestEvent(em(), ctx.state.auth.workspace.id, ctx.params.id, {
+        eventType: ctx.state.body.eventType,
+        publicUrl: rt.cfg.PUBLIC_URL,
+      });
+      kickDispatchers(rt.bus);
+      ctx.status = 202;
+      ctx.body = { data: webhookDeliveryDto(row) };
+    },
+  );
+}

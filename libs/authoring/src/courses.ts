@@ -1,0 +1,217 @@
+import { LockMode } from '@mikro-orm/core';
+import { CourseSchema, newId, sql, type Course, type EntityManager } from '../../db/src/index.js';
+import { invalid, notFound } from '../../errors/src/index.js';
+import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '../../plans/src/index.js';
+import { contentHash, validateScreens } from '../../courses/src/index.js';
+import { recordEvent } from '../../events/src/index.js';
+import {
+  DEFAULT_COURSE_LOCALE,
+  type CreateCourseInput,
+  type UpdateCourse,
+} from '../../contracts/src/index.js';
+import { assertRefsInWorkspace } from './refs.js';
+
+export interface WorkspaceRef {
+  id: string;
+  plan: PlanName;
+}
+
+/** The player page of a course: SPEC.md `{embed_url}/<course_id>`. */
+export function embedUrl(publicUrl: string, courseId: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/embed/${encodeURIComponent(courseId)}`;
+}
+
+function assertScreens(screens: unknown[]): void {
+  const issues = validateScreens(screens);
+  if (issues.length)
+    throw invalid(
+      `The course screens are invalid (${issues.length} issue${issues.length > 1 ? 's' : ''})`,
+      issues,
+    );
+}
+
+/**
+ * Creates a draft course: the one path for the API, the CSV importer and
+ * (later) SCORM import and generation. In order: the plan's course ceiling
+ * (403), the screen rules (400, paths `["screens", …]`), the screen ceiling
+ * (403), `themeId`/`certificateId` in the workspace (400). Runs in its own
+ * transaction, or as a savepoint of the caller's (a worker writing its job row).
+ */
+export async function createCourse(
+  em: EntityManager,
+  ws: { id: string; plan: PlanName },
+  input: CreateCourseInput,
+  opts: { sourceKind?: string } = {},
+): Promise<Course> {
+  return em.transactional(async (tx) => {
+    if (PLANS[ws.plan].maxCourses !== null) {
+      // Serialises course creation per workspace: two concurrent creates cannot both pass the ceiling.
+      await sql(tx, 'select pg_advisory_xact_lock(hashtext(?))', [`lectern:courses:${ws.id}`]);
+      const [{ n }] = await sql<{ n: number }>(
+        tx,
+        'select count(*)::int as n from courses where workspace_id = ?',
+        [ws.id],
+      );
+      checkCourseCeiling(ws.plan, n);
+    }
+    const screens = input.screens ?? [];
+    assertScreens(screens);
+    checkScreenCeiling(ws.plan, 0, screens.length);
+    const themeId = input.themeId ?? null;
+    const certificateId = input.certificateId ?? null;
+    await assertRefsInWorkspace(tx, ws.id, { themeId, certificateId });
+
+    const now = new Date();
+    const title = input.title;
+    const direction = input.direction ?? 'ltr';
+    const locale = input.locale ?? DEFAULT_COURSE_LOCALE;
+    const course = tx.create(CourseSchema, {
+      id: newId('crs'),
+      workspaceId: ws.id,
+      title,
+      status: 'draft',
+      screens,
+      sourceKind: opts.sourceKind ?? 'manual',
+      direction,
+      locale,
+      customFonts: input.customFonts ?? [],
+      themeId,
+      certificateId,
+      passingScore: input.passingScore ?? null,
+      quizFeedback: input.quizFeedback ?? 'deferred',
+      navigation: input.navigation ?? 'default',
+      contentHash: contentHash({ title, screens, direction, locale }),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await tx.flush();
+    return course;
+  });
+}
+
+/** Newest first, unpaged (SPEC.md). */
+export async function listCourses(em: EntityManager, workspaceId: string): Promise<Course[]> {
+  return em.find(CourseSchema, { workspaceId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+}
+
+export async function getCourse(em: EntityManager, workspaceId: string, id: string): Promise<Course> {
+  const course = await em.findOne(CourseSchema, { id, workspaceId });
+  if (!course) throw notFound('Course');
+  return course;
+}
+
+/** The course row locked for the rest of the transaction. */
+export async function lockCourse(tx: EntityManager, workspaceId: string, id: string): Promise<Course> {
+  const course = await tx.findOne(
+    CourseSchema,
+    { id, workspaceId },
+    { lockMode: LockMode.PESSIMISTIC_WRITE },
+  );
+  if (!course) throw notFound('Course');
+  return course;
+}
+
+export type CourseStatusEvent = 'course.published' | 'course.unpublished';
+
+export interface UpdateCourseResult {
+  course: Course;
+  /** The status event written to the outbox, if this write was a real transition. */
+  event: CourseStatusEvent | null;
+}
+
+/**
+ * PATCH /courses/:id. `screens` replaces the whole array. A status change that
+ * is a real transition writes course.published / course.unpublished to the
+ * outbox in the same transaction; the caller kicks the relay after commit.
+ */
+export async function updateCourse(
+  em: EntityManager,
+  ws: WorkspaceRef,
+  id: string,
+  patch: UpdateCourse,
+  opts: { publicUrl: string },
+): Promise<UpdateCourseResult> {
+  return em.transactional(async (tx) => {
+    const course = await lockCourse(tx, ws.id, id);
+    if (patch.screens !== undefined) {
+      assertScreens(patch.screens);
+      // A course already over the line after a downgrade stays editable while a write adds no screens.
+      checkScreenCeiling(ws.plan, course.screens.length, patch.screens.length);
+    }
+    await assertRefsInWorkspace(tx, ws.id, { themeId: patch.themeId, certificateId: patch.certificateId });
+    if (patch.locale !== undefined && patch.locale !== course.locale) {
+      const clash = await sql<{ id: string }>(
+        tx,
+        'select id from course_translations where course_id = ? and locale = ?',
+        [course.id, patch.locale],
+      );
+      if (clash.length) {
+        throw invalid(
+          `This course has a ${patch.locale} translation (${clash[0].id}); delete it before making ${patch.locale} the source language`,
+          [
+            {
+              code: 'translation_exists',
+              path: ['locale'],
+              message: `a ${patch.locale} translation of this course exists`,
+            },
+          ],
+        );
+      }
+    }
+
+    if (patch.title !== undefined) course.title = patch.title;
+    if (patch.screens !== undefined) course.screens = patch.screens;
+    if (patch.themeId !== undefined) course.themeId = patch.themeId;
+    if (patch.certificateId !== undefined) course.certificateId = patch.certificateId;
+    if (patch.direction !== undefined) course.direction = patch.direction;
+    if (patch.locale !== undefined) course.locale = patch.locale;
+    if (patch.passingScore !== undefined) course.passingScore = patch.passingScore;
+    if (patch.quizFeedback !== undefined) course.quizFeedback = patch.quizFeedback;
+    if (patch.navigation !== undefined) course.navigation = patch.navigation;
+    if (patch.customFonts !== undefined) course.customFonts = patch.customFonts;
+
+    let event: CourseStatusEvent | null = null;
+    if (patch.status !== undefined && patch.status !== course.status) {
+      course.status = patch.status;
+      event = patch.status === 'published' ? 'course.published' : 'course.unpublished';
+    }
+    course.contentHash = contentHash(course);
+    course.updatedAt = new Date();
+    if (event) {
+      recordEvent(tx, ws.id, event, {
+        course: { id: course.id, title: course.title },
+        embedUrl: embedUrl(opts.publicUrl, course.id),
+      });
+    }
+    await tx.flush();
+    return { course, event };
+  });
+}
+
+/**
+ * The hook for SPEC.md "a course that has issued certificates cannot be
+ * deleted" (409 `conflict`, unpublish instead). Called with the course row
+ * locked, inside the delete's transaction. Issued certificates do not exist
+ * yet; the certificates issue fills this in with a lookup that throws
+ * `new AppError('conflict', …)`.
+ */
+export async function assertCourseDeletable(
+  _tx: EntityManager,
+  _workspaceId: string,
+  _courseId: string,
+): Promise<void> {
+  // Intentionally empty until issued certificates exist.
+}
+
+/** DELETE /courses/:id. Collections memberships and translations cascade. */
+export async function deleteCourse(em: EntityManager, workspaceId: string, id: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    const rows = await sql(tx, 'select id from courses where id = ? and workspace_id = ? for update', [
+      id,
+      workspaceId,
+    ]);
+    if (rows.length === 0) throw notFound('Course');
+    await assertCourseDeletable(tx, workspaceId, id);
+    await sql(tx, 'delete from courses where id = ? and workspace_id = ?', [id, workspaceId]);
+  });
+}

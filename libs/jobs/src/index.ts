@@ -1,0 +1,32 @@
+/**
+ * Synchronous commands (DESIGN.md "Synchronous commands", docs/jobs.md): the API half
+ * (`runSyncJob`: job row → bus → wait → answer from the row) and the worker half
+ * (`runJobWorker`: atomic claim, handler and result in one transaction, done notice).
+ * Every worker that answers an HTTP request — CSV, SCORM, certificates, media — uses it.
+ */
+export {
+  runSyncJob,
+  jobSubject,
+  jobBlobKey,
+  type SyncJobOptions,
+  type SyncJobOutcome,
+  type JobBlob,
+} from './run-sync-job.js';
+export {
+  runJobWorker,
+  processJob,
+  JOB_DEFAULTS,
+  type ClaimedJob,
+  type JobContext,
+  type JobHandler,
+  type JobOutcome,
+  type JobWorkerHandle,
+  type JobWorkerOptions,
+} from './job-worker.js';
+export {
+  toStoredError,
+  fromStoredError,
+  jobTimeoutError,
+  isRetryableJobError,
+  type StoredJobError,
+} from './job-errors.js';

@@ -1,0 +1,279 @@
+import { AppError } from '../../errors/src/index.js';
+import { sql, type EntityManager } from '../../db/src/index.js';
+import { notifyJobDone, runConsumer, type ConsumerHandle } from '../../bus/src/index.js';
+import type { Logger } from '../../log/src/index.js';
+import type { Runtime } from '../../runtime/src/index.js';
+import {
+  JOB_SPECS,
+  JobCommand,
+  type JobInput,
+  type JobKind,
+  type JobResult,
+} from '../../contracts/src/jobs.js';
+import { isRetryableJobError, toStoredError, type StoredJobError } from './job-errors.js';
+
+/** A job as its handler sees it, after the claim. */
+export interface ClaimedJob<K extends JobKind> {
+  id: string;
+  workspaceId: string;
+  kind: K;
+  /** Parsed with the kind's input schema. */
+  input: JobInput<K>;
+  /** Blob name → object-store key (`jobs/<jobId>/<name>`). */
+  blobs: Record<string, string>;
+  /** 1 on the first claim; counts every claim, including redeliveries after a crash. */
+  attempt: number;
+}
+
+export interface JobContext {
+  /**
+   * The transaction the job's completion is written in. Domain rows written through it
+   * commit together with the job's result, or not at all.
+   */
+  em: EntityManager;
+  rt: Runtime;
+  log: Logger;
+  /** The bytes of a blob stored with the job; a missing blob is an error that is not retried. */
+  readBlob(name: string): Promise<Buffer>;
+}
+
+export type JobHandler<K extends JobKind> = (job: ClaimedJob<K>, ctx: JobContext) => Promise<JobResult<K>>;
+
+export interface JobWorkerOptions<K extends JobKind> {
+  kind: K;
+  /** Durable consumer name (`<prefix>_<app>`): every copy of a worker shares it, and so shares the queue. */
+  app: string;
+  handler: JobHandler<K>;
+  /** Jobs run at once by this process. */
+  concurrency?: number;
+  /** Redelivery after a silent worker; the handler heartbeats meanwhile. Longer than the slowest step. */
+  ackWaitMs?: number;
+  /** Deliveries before a retryable failure becomes the job's final error. */
+  maxDeliver?: number;
+  backoffMs?: (deliveryCount: number) => number;
+}
+
+export type JobOutcome = 'completed' | 'failed' | 'skipped';
+
+export interface JobWorkerHandle {
+  stop(): Promise<void>;
+  inFlight(): number;
+  /** What this process did with the messages it took, since it started. */
+  stats(): Record<JobOutcome, number>;
+}
+
+interface ClaimRow {
+  id: string;
+  workspace_id: string;
+  input: Record<string, unknown> | null;
+  attempts: number;
+}
+
+export const JOB_DEFAULTS = { concurrency: 4, ackWaitMs: 30_000, maxDeliver: 5 } as const;
+
+/** Ends a job as failed unless it already ended; returns whether this call ended it. */
+async function failJob(em: EntityManager, jobId: string, error: StoredJobError): Promise<boolean> {
+  const rows = await sql(
+    em,
+    `update jobs set status = 'failed', error = ?::jsonb, result = null, completed_at = now(), updated_at = now()
+      where id = ? and status in ('queued', 'processing') returning id`,
+    [JSON.stringify(error), jobId],
+  );
+  return rows.length > 0;
+}
+
+function blobsOf(input: Record<string, unknown> | null): Record<string, string> {
+  const raw = input?.blobs;
+  if (!raw || typeof raw !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(raw as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === 'string',
+    ),
+  );
+}
+
+/**
+ * Runs one delivery of a job command. Exported so tests (and a future sweeper) can drive
+ * it without the bus. Returns what happened; throws only when the failure should be
+ * retried (the consumer naks it with backoff).
+ *
+ * - The claim is one atomic UPDATE (`queued|processing` → `processing`, attempts + 1).
+ *   A job that already ended is not claimed: the done notice is sent again (the API may
+ *   still be waiting) and nothing else happens.
+ * - The handler runs in a transaction that first locks the job row and checks it is still
+ *   `processing`; the result is written in that same transaction. Two deliveries of one
+ *   job (a redelivery racing a slow worker) therefore produce one set of domain rows: the
+ *   second waits for the lock, then finds the job completed and does nothing.
+ * - A non-retryable AppError, or any error on the last delivery, ends the job as
+ *   `failed` with `{code, message, issues, details}`; then the done notice.
+ */
+export async function processJob<K extends JobKind>(
+  rt: Runtime,
+  opts: Pick<JobWorkerOptions<K>, 'kind' | 'handler' | 'maxDeliver'>,
+  cmd: JobCommand,
+  deliveryCount: number,
+  log: Logger,
+): Promise<JobOutcome> {
+  const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
+  const em = rt.orm.em.fork();
+  const [claimed] = await sql<ClaimRow>(
+    em,
+    `update jobs set status = 'processing', attempts = attempts + 1, updated_at = now()
+      where id = ? and kind = ? and status in ('queued', 'processing')
+     returning id, workspace_id, input, attempts`,
+    [cmd.jobId, opts.kind],
+  );
+  if (!claimed) {
+    const [row] = await sql<{ status: string; kind: string }>(
+      em,
+      'select status, kind from jobs where id = ?',
+      [cmd.jobId],
+    );
+    if (!row) {
+      log.warn({ jobId: cmd.jobId }, 'job row not found (workspace deleted?); dropping the message');
+    } else if (row.kind !== opts.kind) {
+      log.error(
+        { jobId: cmd.jobId, kind: row.kind, expected: opts.kind },
+        'job of another kind on this subject; dropping the message',
+      );
+    } else {
+      log.info({ jobId: cmd.jobId, status: row.status }, 'job already ended; redelivery ignored');
+      notifyJobDone(rt.bus, cmd.jobId);
+    }
+    return 'skipped';
+  }
+
+  const jobLog = log.child({ jobId: claimed.id, kind: opts.kind, attempt: claimed.attempts });
+  const blobs = blobsOf(claimed.input);
+  const spec = JOB_SPECS[opts.kind];
+  const input = spec.input.safeParse(claimed.input ?? {});
+  if (!input.success) {
+    jobLog.error({ issues: input.error.issues }, 'job input fails its schema; job failed');
+    await failJob(em, claimed.id, { code: 'internal_error', message: 'The job input is invalid' });
+    notifyJobDone(rt.bus, claimed.id);
+    return 'failed';
+  }
+  const job: ClaimedJob<K> = {
+    id: claimed.id,
+    workspaceId: claimed.workspace_id,
+    kind: opts.kind,
+    input: input.data as JobInput<K>,
+    blobs,
+    attempt: claimed.attempts,
+  };
+
+  try {
+    const completed = await em.transactional(async (tx) => {
+      const [locked] = await sql<{ status: string }>(tx, 'select status from jobs where id = ? for update', [
+        job.id,
+      ]);
+      if (locked?.status !== 'processing') return false;
+      const ctx: JobContext = {
+        em: tx,
+        rt,
+        log: jobLog,
+        async readBlob(name) {
+          const key = blobs[name];
+          if (!key)
+            throw new AppError('internal_error', `job ${job.id} has no blob "${name}"`, { retryable: false });
+          return rt.storage.get(key);
+        },
+      };
+      const result = await opts.handler(job, ctx);
+      const checked = spec.result.safeParse(result);
+      if (!checked.success) {
+        throw new AppError(
+          'internal_error',
+          `the ${opts.kind} handler returned a result that fails its schema`,
+          {
+            retryable: false,
+            cause: checked.error,
+          },
+        );
+      }
+      // Flush what the handler left in the unit of work before the job is marked done.
+      await tx.flush();
+      await sql(
+        tx,
+        // clock_timestamp(), not now(): now() is when the transaction began, before the handler ran.
+        `update jobs set status = 'completed', result = ?::jsonb, error = null,
+                completed_at = clock_timestamp(), updated_at = clock_timestamp()
+          where id = ?`,
+        [JSON.stringify(checked.data), job.id],
+      );
+      return true;
+    });
+    notifyJobDone(rt.bus, job.id);
+    if (!completed) {
+      jobLog.info('job ended by another delivery meanwhile; nothing done');
+      return 'skipped';
+    }
+    jobLog.info('job completed');
+    return 'completed';
+  } catch (err) {
+    const retry = isRetryableJobError(err) && deliveryCount < maxDeliver;
+    if (retry) {
+      // Leave the job `processing`; the consumer naks the message with backoff.
+      throw err;
+    }
+    const stored = toStoredError(err);
+    if (stored.code === 'internal_error' || stored.code === 'unavailable' || stored.code === 'timeout') {
+      jobLog.error({ err, deliveryCount }, 'job failed');
+    } else {
+      jobLog.info({ code: stored.code, message: stored.message }, 'job refused');
+    }
+    await failJob(em, job.id, stored);
+    notifyJobDone(rt.bus, job.id);
+    return 'failed';
+  }
+}
+
+/**
+ * The worker half of a synchronous command: one durable pull consumer on
+ * `<prefix>.jobs.<kind>`, running `processJob` for each message. Several processes with
+ * the same `app` share the queue. A message that fails the command schema is terminated,
+ * and its job (when the id is readable) is failed so the API stops waiting.
+ */
+export async function runJobWorker<K extends JobKind>(
+  rt: Runtime,
+  opts: JobWorkerOptions<K>,
+): Promise<JobWorkerHandle> {
+  const log = rt.log.child({ worker: opts.app });
+  const counts: Record<JobOutcome, number> = { completed: 0, failed: 0, skipped: 0 };
+  const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
+  const handle: ConsumerHandle = await runConsumer({
+    bus: rt.bus,
+    spec: {
+      stream: 'JOBS',
+      app: opts.app,
+      filter: ['jobs', ...opts.kind.split('.')],
+      ackWaitMs: opts.ackWaitMs ?? JOB_DEFAULTS.ackWaitMs,
+      maxDeliver,
+    },
+    schema: JobCommand,
+    log,
+    concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency,
+    backoffMs: opts.backoffMs,
+    handler: async (cmd, { deliveryCount }) => {
+      counts[await processJob(rt, { ...opts, maxDeliver }, cmd, deliveryCount, log)]++;
+    },
+    onGiveUp: async (payload, err) => {
+      const jobId = (payload as { jobId?: unknown } | null)?.jobId;
+      if (typeof jobId !== 'string' || jobId === '') return;
+      const ended = await failJob(rt.orm.em.fork(), jobId, toStoredError(err));
+      if (ended) {
+        counts.failed++;
+        notifyJobDone(rt.bus, jobId);
+      }
+    },
+  });
+  log.info(
+    { kind: opts.kind, concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency },
+    'job worker started',
+  );
+  return {
+    stop: () => handle.stop(),
+    inFlight: () => handle.inFlight(),
+    stats: () => ({ ...counts }),
+  };
+}

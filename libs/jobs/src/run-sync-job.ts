@@ -1,0 +1,139 @@
+import { AppError } from '../../errors/src/index.js';
+import { newId, sql } from '../../db/src/index.js';
+import { requestJob, type BusNames } from '../../bus/src/index.js';
+import type { Runtime } from '../../runtime/src/index.js';
+import {
+  JOB_SPECS,
+  type JobCommand,
+  type JobInput,
+  type JobKind,
+  type JobResult,
+} from '../../contracts/src/jobs.js';
+import { fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';
+
+/** `<prefix>.jobs.<capability>.<verb>`, e.g. `lectern.jobs.csv.import` (STYLE.md naming). */
+export function jobSubject(names: BusNames, kind: JobKind): string {
+  return names.subject('jobs', ...kind.split('.'));
+}
+
+/**
+ * Object-store key of a job's blob. Keyed by the job id, so a redelivery reads the same
+ * bytes. Blobs are not deleted when the job ends (a failed import can be looked at, and
+ * deleting while other jobs write under `jobs/` races in the loopback S3 server, which
+ * prunes empty folders); production expires the `jobs/` prefix with a bucket lifecycle
+ * rule (docs/jobs.md).
+ */
+export function jobBlobKey(jobId: string, name: string): string {
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))
+    throw new RangeError(`job blob name "${name}" must be 1-100 of [A-Za-z0-9._-]`);
+  return `jobs/${jobId}/${name}`;
+}
+
+export interface JobBlob {
+  body: Buffer;
+  contentType?: string;
+}
+
+export interface SyncJobOptions<K extends JobKind> {
+  workspaceId: string;
+  kind: K;
+  input: JobInput<K>;
+  /** Large inputs, stored under `jobs/<jobId>/<name>` before the job exists; the worker reads them by name. */
+  blobs?: Record<string, JobBlob>;
+  /** How long the caller waits for the worker (the per-kind deadline). */
+  timeoutMs: number;
+  /** Words for the timeout message, e.g. "CSV import". Default: the kind. */
+  what?: string;
+}
+
+export interface SyncJobOutcome<K extends JobKind> {
+  jobId: string;
+  result: JobResult<K>;
+}
+
+interface JobRow {
+  status: 'queued' | 'processing' | 'completed' | 'failed';
+  result: unknown;
+  error: StoredJobError | null;
+}
+
+const unavailable = (what: string, cause: unknown) =>
+  new AppError('unavailable', `${what} is unreachable; retry shortly`, { cause, retryAfter: 2 });
+
+/**
+ * The API half of a synchronous command (DESIGN.md "Synchronous commands"):
+ *
+ * 1. blobs go to the object store under `jobs/<jobId>/…` (before the row, so a worker
+ *    never claims a job whose bytes are missing);
+ * 2. a `queued` job row is written (the input, and the blob keys in `input.blobs`);
+ * 3. `{jobId, workspaceId, kind}` is published on `<prefix>.jobs.<kind>` with msg id =
+ *    job id, after subscribing to the done subject; the call waits up to `timeoutMs`;
+ * 4. the job row, not the notice, decides the answer: `completed` → its result;
+ *    `failed` → the worker's AppError, rethrown as it was stored; still `queued` or
+ *    `processing` → a 504 `timeout` naming the job id (the job is left to complete).
+ *
+ * A publish that fails (NATS down) fails the still-queued job and answers 503, so nothing
+ * runs behind the caller's back after an error it was told to retry.
+ */
+export async function runSyncJob<K extends JobKind>(
+  rt: Runtime,
+  opts: SyncJobOptions<K>,
+): Promise<SyncJobOutcome<K>> {
+  const spec = JOB_SPECS[opts.kind];
+  const jobId = newId('job');
+  const blobKeys: Record<string, string> = {};
+  for (const [name, blob] of Object.entries(opts.blobs ?? {})) {
+    const key = jobBlobKey(jobId, name);
+    try {
+      await rt.storage.put(key, blob.body, blob.contentType);
+    } catch (err) {
+      throw unavailable('The object store', err);
+    }
+    blobKeys[name] = key;
+  }
+  const input = {
+    ...(opts.input as Record<string, unknown>),
+    ...(Object.keys(blobKeys).length ? { blobs: blobKeys } : {}),
+  };
+  const em = rt.orm.em.fork();
+  await sql(
+    em,
+    `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
+     values (?, ?, ?, 'queued', ?::jsonb, 0, now(), now())`,
+    [jobId, opts.workspaceId, opts.kind, JSON.stringify(input)],
+  );
+
+  const command: JobCommand = { jobId, workspaceId: opts.workspaceId, kind: opts.kind };
+  try {
+    await requestJob(rt.bus, jobSubject(rt.bus.names, opts.kind), jobId, command, opts.timeoutMs);
+  } catch (err) {
+    // Guarded on `queued`: if the publish did land and a worker already took the job, its outcome stands.
+    const stored: StoredJobError = {
+      code: 'unavailable',
+      message: 'The job queue was unreachable; the job never ran',
+    };
+    const failed = await sql(
+      em,
+      `update jobs set status = 'failed', error = ?::jsonb, completed_at = now(), updated_at = now()
+        where id = ? and status = 'queued' returning id`,
+      [JSON.stringify(stored), jobId],
+    );
+    if (failed.length > 0) {
+      rt.log.warn({ err, jobId, kind: opts.kind }, 'job publish failed; job failed');
+      throw unavailable('The job queue', err);
+    }
+  }
+
+  const [row] = await sql<JobRow>(em, 'select status, result, error from jobs where id = ?', [jobId]);
+  if (!row) throw new AppError('internal_error', `Job ${jobId} disappeared`);
+  if (row.status === 'completed') {
+    const parsed = spec.result.safeParse(row.result);
+    if (!parsed.success)
+      throw new AppError('internal_error', `Job ${jobId} completed with a result that fails its schema`, {
+        cause: parsed.error,
+      });
+    return { jobId, result: parsed.data as JobResult<K> };
+  }
+  if (row.status === 'failed') throw fromStoredError(row.error, jobId);
+  throw jobTimeoutError(jobId, opts.what ?? `${opts.kind} job`, opts.timeoutMs);
+}

@@ -1,0 +1,38 @@
+/**
+ * Group commit for hot statements: concurrent callers' items are written together, one statement per batch
+ * instead of one per item. An idle batcher flushes at once (no added latency); while `parallel` flushes are
+ * under way, new items queue and go out together in the next one, so batches grow exactly when the database is
+ * the bottleneck. Each caller gets its own item's result, or the batch's error.
+ */
+export class Batcher<T, R> {
+  private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly flush: (items: T[]) => Promise<R[]>,
+    private readonly opts: { maxBatch: number; parallel: number },
+  ) {}
+
+  add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.opts.parallel && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.opts.maxBatch);
+      this.inFlight++;
+      this.flush(batch.map((b) => b.item))
+        .then(
+          (results) => batch.forEach((b, i) => b.resolve(results[i])),
+          (err: unknown) => batch.forEach((b) => b.reject(err)),
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
+    }
+  }
+}

@@ -1,0 +1,281 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
+import { waitFor } from '../support/http.js';
+import { sql } from '../../libs/db/src/index.js';
+import { recordEvent, startRelay, type Relay } from '../../libs/events/src/index.js';
+import type { EventPayload } from '../../libs/contracts/src/index.js';
+import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
+import {
+  createEndpoint,
+  parseEncryptionKey,
+  startWebhookWorker,
+  type WebhookWorkerOptions,
+} from '../../libs/webhooks/src/index.js';
+
+/**
+ * The webhook benchmark (issue 4). Numbers only; nothing here asserts on timing.
+ *
+ *  clean     N events written to the outbox (batches of 500, as fast as PostgreSQL takes them) and delivered to
+ *            one loopback receiver by the whole pipeline: relay → EVENTS → fan-out → PostgreSQL → dispatcher →
+ *            DELIVERIES → signed POST → attempt recorded.
+ *  bare      the same N bodies POSTed by a bare loop (keep-alive, no signing, no database, no bus) with the
+ *            same concurrency the pipeline allows one endpoint (8 requests at once).
+ *  withDeadEndpoint   `clean` again with a second endpoint, subscribed to the same events, that never answers
+ *            (every attempt held for the 5 s timeout): the healthy endpoint's numbers should barely move.
+ *  paced     latency under light load: BENCH_WEBHOOK_PACED events at BENCH_WEBHOOK_RATE per second, pipeline
+ *            and bare loop, each event timed from its outbox commit (pipeline) or its scheduled send (bare).
+ *
+ * Latency is measured from the outbox commit of an event (its "state change") to its receipt, so in the burst
+ * runs it includes the time the event waited behind the others (the bare loop's includes the same queueing).
+ *
+ * Tunables (environment): BENCH_WEBHOOK_EVENTS (10000), BENCH_WEBHOOK_PACED (1000), BENCH_WEBHOOK_RATE (200).
+ */
+
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 1_000);
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
+/** What the worker allows one endpoint in one process (WebhookWorkerOptions.perEndpointRequests default). */
+const CONCURRENCY = 8;
+const INSERT_BATCH = 500;
+/** The production default, so the dead endpoint is not re-attempted every second. */
+const PRODUCTION_DELAYS = '60,600,3600,21600';
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+function stats(latencies: number[], firstStart: number, lastReceipt: number) {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const seconds = (lastReceipt - firstStart) / 1000;
+  return {
+    count: latencies.length,
+    seconds: round(seconds, 2),
+    perSec: round(latencies.length / seconds, 0),
+    p50Ms: round(percentile(sorted, 50)),
+    p99Ms: round(percentile(sorted, 99)),
+    maxMs: round(sorted[sorted.length - 1] ?? NaN),
+  };
+}
+
+/** Loopback receiver: answers 200 at once (or never, for `hang`), timing each X-Service-Delivery. */
+class Sink {
+  readonly seen = new Map<string, number>();
+  private server: http.Server;
+  port = 0;
+  constructor(hang = false) {
+    this.server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const id = String(req.headers['x-service-delivery'] ?? req.headers['x-bench-id'] ?? '');
+        if (!this.seen.has(id)) this.seen.set(id, performance.now());
+        if (!hang) res.end('ok');
+      });
+    });
+    this.server.keepAliveTimeout = 30_000;
+  }
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+  url(): string {
+    return `http://127.0.0.1:${this.port}/hook`;
+  }
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+function payload(i: number): EventPayload<'course.completed'> {
+  return {
+    course: { id: `crs_bench_${i % 50}`, title: 'Workplace safety basics', contentHash: 'sha256:0f3c9a2b7d' },
+    identity: { id: `idn_${i}`, externalId: `learner-${i}`, name: 'Bench Learner', email: `learner${i}@example.com` },
+    completionId: `cmp_${i}`,
+    attempt: 1,
+    source: 'embed',
+    score: { correct: 7, total: 8, percent: 87.5 },
+    passed: true,
+    passingScore: 70,
+    answers: Array.from({ length: 8 }, (_, k) => ({ blockId: `blk_${k}`, correct: k !== 3 })),
+    startedAt: '2026-11-21T09:00:00.000Z',
+    completedAt: '2026-11-21T09:12:30.000Z',
+    timeSpentSeconds: 750,
+  };
+}
+
+/** Writes `count` events in batches; returns each event id's commit time. `pace` spreads them (events/s). */
+async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: number, pace?: number) {
+  const committed = new Map<string, number>();
+  const batch = pace ? Math.max(1, Math.round(pace / 50)) : INSERT_BATCH;
+  const t0 = performance.now();
+  for (let i = 0; i < count; i += batch) {
+    if (pace) {
+      const due = t0 + (i / pace) * 1000;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    const ids: string[] = [];
+    await rt.orm.em.fork().transactional(async (tx) => {
+      for (let k = i; k < Math.min(count, i + batch); k++) ids.push(recordEvent(tx, wsId, 'course.completed', payload(k)));
+    });
+    const at = performance.now();
+    for (const id of ids) committed.set(id, at);
+    relay.kick();
+  }
+  return committed;
+}
+
+async function pipelineRun(
+  rt: Runtime,
+  relay: Relay,
+  ws: TestWorkspace,
+  sink: Sink,
+  count: number,
+  pace?: number,
+): Promise<ReturnType<typeof stats>> {
+  const committed = await writeEvents(rt, relay, ws.id, count, pace);
+  await waitFor(() => [...committed.keys()].every((id) => sink.seen.has(id)), {
+    timeoutMs: 600_000,
+    intervalMs: 50,
+    what: `${count} deliveries`,
+  });
+  const latencies = [...committed].map(([id, at]) => sink.seen.get(id)! - at);
+  const first = Math.min(...committed.values());
+  const last = Math.max(...[...committed.keys()].map((id) => sink.seen.get(id)!));
+  return stats(latencies, first, last);
+}
+
+/** The same bodies POSTed with `CONCURRENCY` requests in flight; `pace` schedules them like the paced run. */
+async function bareRun(url: string, bodies: string[], pace?: number): Promise<ReturnType<typeof stats>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const target = new URL(url);
+  const post = (body: string, id: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-bench-id': id },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const t0 = performance.now();
+  const scheduled = bodies.map((_, i) => (pace ? t0 + (i / pace) * 1000 : t0));
+  const done: number[] = new Array<number>(bodies.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < bodies.length) {
+      const i = next++;
+      const wait = scheduled[i] - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await post(bodies[i], `bare-${i}`);
+      done[i] = performance.now();
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+  agent.destroy();
+  return stats(
+    done.map((d, i) => d - scheduled[i]),
+    t0,
+    Math.max(...done),
+  );
+}
+
+export async function run(): Promise<Record<string, unknown>> {
+  const overrides = { WEBHOOK_RETRY_DELAYS: PRODUCTION_DELAYS, DB_POOL_MAX: '20' };
+  const producer = await testRuntime('bench-producer', overrides);
+  const workerRt = await testRuntime('bench-webhook-worker', overrides);
+  const relay = startRelay({ orm: producer.orm, bus: producer.bus, log: producer.log });
+  const policy = { key: () => parseEncryptionKey(producer.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
+  const workerOptions: WebhookWorkerOptions = {};
+  const worker = await startWebhookWorker(workerRt, workerOptions);
+  const sinks: Sink[] = [];
+  const sink = async (hang = false) => {
+    const s = await new Sink(hang).start();
+    sinks.push(s);
+    return s;
+  };
+  const workspaceWith = async (urls: string[]) => {
+    const em = producer.orm.em.fork();
+    const ws = await makeWorkspace(em, 'scale', 'Webhook bench');
+    for (const url of urls) await createEndpoint(em, policy, ws.id, { name: 'bench', url, eventTypes: ['course.completed'] });
+    return ws;
+  };
+
+  try {
+    // Warm-up: connections, JIT, prepared pools.
+    const warm = await sink();
+    await pipelineRun(producer, relay, await workspaceWith([warm.url()]), warm, 300);
+
+    const cleanSink = await sink();
+    const clean = await pipelineRun(producer, relay, await workspaceWith([cleanSink.url()]), cleanSink, EVENTS);
+
+    const bodies = Array.from({ length: EVENTS }, (_, i) =>
+      JSON.stringify({ id: `evt_bare_${i}`, type: 'course.completed', createdAt: new Date().toISOString(), workspaceId: 'ws_bench', data: payload(i) }),
+    );
+    const bareSink = await sink();
+    const bare = await bareRun(bareSink.url(), bodies);
+
+    const healthy = await sink();
+    const dead = await sink(true);
+    const deadWs = await workspaceWith([healthy.url(), dead.url()]);
+    const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS);
+    const [deadProgress] = await sql<{ attempted: string; waiting: string }>(
+      producer.orm.em.fork(),
+      `select count(*) filter (where d.attempts > 0 or d.locked_until > now()) as attempted,
+              count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
+         from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+        where e.workspace_id = ? and e.url = ?`,
+      [deadWs.id, dead.url()],
+    );
+    // Stop the dead endpoint's traffic before the latency runs.
+    await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
+
+    const pacedSink = await sink();
+    const paced = await pipelineRun(producer, relay, await workspaceWith([pacedSink.url()]), pacedSink, PACED, RATE);
+    const pacedBareSink = await sink();
+    const pacedBare = await bareRun(pacedBareSink.url(), bodies.slice(0, PACED), RATE);
+
+    return {
+      setup: {
+        events: EVENTS,
+        concurrencyPerEndpoint: CONCURRENCY,
+        bodyBytes: Buffer.byteLength(bodies[0]),
+        workerOptions: 'defaults (64 slots, 16 leases and 8 requests per endpoint, poll 250 ms)',
+      },
+      clean,
+      bare,
+      cleanVsBare: { throughputRatio: round(clean.perSec / bare.perSec, 2) },
+      withDeadEndpoint: {
+        healthy: withDead,
+        deadEndpointAttemptsStartedOrDone: Number(deadProgress.attempted),
+        deadEndpointDeliveriesWaiting: Number(deadProgress.waiting),
+        healthyThroughputVsClean: round(withDead.perSec / clean.perSec, 2),
+      },
+      paced: { ratePerSec: RATE, events: PACED, pipeline: paced, bare: pacedBare },
+      peakRssMiB: round(process.resourceUsage().maxRSS / 1024),
+    };
+  } finally {
+    await worker.stop();
+    await relay.stop();
+    await Promise.all(sinks.map((s) => s.close()));
+    await closeRuntime(workerRt, { keepStorage: true });
+    await closeRuntime(producer, { keepStorage: true });
+  }
+}

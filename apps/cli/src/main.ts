@@ -10,7 +10,6 @@ import { isAppError } from '../../../libs/errors/src/index.js';
 import { connectBus } from '../../../libs/bus/src/index.js';
 import { createStorage } from '../../../libs/storage/src/index.js';
 import { hashKey } from '../../../libs/auth/src/index.js';
-import { startAll } from './start.js';
 import { ensureWebhookSecretKey } from '../../../libs/webhooks/src/index.js';
 
 const USAGE = `lectern — Lectern admin command

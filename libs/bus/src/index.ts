@@ -284,7 +284,14 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
       await opts.onGiveUp?.(body, parsed.error).catch((err: unknown) => log.error({ err }, 'onGiveUp failed'));
       return;
     }
-    const beat = setInterval(() => m.working(), Math.max(1000, Math.floor(spec.ackWaitMs / 3)));
+    const beat = setInterval(() => {
+      try {
+        m.working();
+      } catch (err) {
+        // The connection closed under a running handler; its ack (or redelivery) settles it.
+        log.debug({ err }, 'heartbeat skipped');
+      }
+    }, Math.max(1000, Math.floor(spec.ackWaitMs / 3)));
     const deliveryCount = m.info.deliveryCount;
     try {
       await opts.handler(parsed.data, { msg: m, deliveryCount, log });

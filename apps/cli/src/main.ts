@@ -195,6 +195,8 @@ async function main(argv: string[]): Promise<void> {
       const startCfg = await ensureWebhookSecretKey(cfg);
       await runMigrate(cfg);
       const creds = await demoCredentials(cfg);
+      // Loaded only here: it pulls in the API and every worker.
+      const { startAll } = await import('./start.js');
       const running = await startAll(startCfg);
       const base = `${cfg.PUBLIC_URL}/api/v1`;
       process.stdout.write(

@@ -33,7 +33,7 @@ export interface JobContext {
   em: EntityManager;
   rt: Runtime;
   log: Logger;
-  /** The bytes of a blob stored with the job; a missing blob is an error that is not retried. */
+  /** The bytes of a blob stored with the job. A name the job has no blob for is not retried; a store outage is. */
   readBlob(name: string): Promise<Buffer>;
 }
 

@@ -8,6 +8,7 @@ import { recordEvent, startRelay, type Relay } from '../../libs/events/src/index
 import type { EventPayload } from '../../libs/contracts/src/index.js';
 import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
 import {
+  SOCKETS_PER_ORIGIN,
   createEndpoint,
   parseEncryptionKey,
   startWebhookWorker,
@@ -21,7 +22,7 @@ import {
  *            one loopback receiver by the whole pipeline: relay → EVENTS → fan-out → PostgreSQL → dispatcher →
  *            DELIVERIES → signed POST → attempt recorded.
  *  bare      the same N bodies POSTed by a bare loop (keep-alive, no signing, no database, no bus) with the
- *            same concurrency the pipeline allows one endpoint (8 requests at once).
+ *            same concurrency the pipeline allows one endpoint from one worker (16 requests at once).
  *  withDeadEndpoint   `clean` again with a second endpoint, subscribed to the same events, that never answers
  *            (every attempt held for the 5 s timeout): the healthy endpoint's numbers should barely move.
  *  paced     latency under light load: BENCH_WEBHOOK_PACED events at BENCH_WEBHOOK_RATE per second, pipeline
@@ -37,7 +38,7 @@ const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 1_000);
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
 /** What the worker allows one endpoint in one process (WebhookWorkerOptions.perEndpointRequests default). */
-const CONCURRENCY = 8;
+const CONCURRENCY = SOCKETS_PER_ORIGIN;
 const INSERT_BATCH = 500;
 /** The production default, so the dead endpoint is not re-attempted every second. */
 const PRODUCTION_DELAYS = '60,600,3600,21600';
@@ -96,7 +97,12 @@ class Sink {
 function payload(i: number): EventPayload<'course.completed'> {
   return {
     course: { id: `crs_bench_${i % 50}`, title: 'Workplace safety basics', contentHash: 'sha256:0f3c9a2b7d' },
-    identity: { id: `idn_${i}`, externalId: `learner-${i}`, name: 'Bench Learner', email: `learner${i}@example.com` },
+    identity: {
+      id: `idn_${i}`,
+      externalId: `learner-${i}`,
+      name: 'Bench Learner',
+      email: `learner${i}@example.com`,
+    },
     completionId: `cmp_${i}`,
     attempt: 1,
     source: 'embed',
@@ -123,7 +129,8 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
     }
     const ids: string[] = [];
     await rt.orm.em.fork().transactional(async (tx) => {
-      for (let k = i; k < Math.min(count, i + batch); k++) ids.push(recordEvent(tx, wsId, 'course.completed', payload(k)));
+      for (let k = i; k < Math.min(count, i + batch); k++)
+        ids.push(recordEvent(tx, wsId, 'course.completed', payload(k)));
     });
     const at = performance.now();
     for (const id of ids) committed.set(id, at);
@@ -165,7 +172,11 @@ async function bareRun(url: string, bodies: string[], pace?: number): Promise<Re
           path: target.pathname,
           method: 'POST',
           agent,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-bench-id': id },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-bench-id': id,
+          },
         },
         (res) => {
           res.resume();
@@ -214,7 +225,8 @@ export async function run(): Promise<Record<string, unknown>> {
   const workspaceWith = async (urls: string[]) => {
     const em = producer.orm.em.fork();
     const ws = await makeWorkspace(em, 'scale', 'Webhook bench');
-    for (const url of urls) await createEndpoint(em, policy, ws.id, { name: 'bench', url, eventTypes: ['course.completed'] });
+    for (const url of urls)
+      await createEndpoint(em, policy, ws.id, { name: 'bench', url, eventTypes: ['course.completed'] });
     return ws;
   };
 
@@ -224,10 +236,22 @@ export async function run(): Promise<Record<string, unknown>> {
     await pipelineRun(producer, relay, await workspaceWith([warm.url()]), warm, 300);
 
     const cleanSink = await sink();
-    const clean = await pipelineRun(producer, relay, await workspaceWith([cleanSink.url()]), cleanSink, EVENTS);
+    const clean = await pipelineRun(
+      producer,
+      relay,
+      await workspaceWith([cleanSink.url()]),
+      cleanSink,
+      EVENTS,
+    );
 
     const bodies = Array.from({ length: EVENTS }, (_, i) =>
-      JSON.stringify({ id: `evt_bare_${i}`, type: 'course.completed', createdAt: new Date().toISOString(), workspaceId: 'ws_bench', data: payload(i) }),
+      JSON.stringify({
+        id: `evt_bare_${i}`,
+        type: 'course.completed',
+        createdAt: new Date().toISOString(),
+        workspaceId: 'ws_bench',
+        data: payload(i),
+      }),
     );
     const bareSink = await sink();
     const bare = await bareRun(bareSink.url(), bodies);
@@ -248,7 +272,14 @@ export async function run(): Promise<Record<string, unknown>> {
     await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
 
     const pacedSink = await sink();
-    const paced = await pipelineRun(producer, relay, await workspaceWith([pacedSink.url()]), pacedSink, PACED, RATE);
+    const paced = await pipelineRun(
+      producer,
+      relay,
+      await workspaceWith([pacedSink.url()]),
+      pacedSink,
+      PACED,
+      RATE,
+    );
     const pacedBareSink = await sink();
     const pacedBare = await bareRun(pacedBareSink.url(), bodies.slice(0, PACED), RATE);
 
@@ -257,7 +288,8 @@ export async function run(): Promise<Record<string, unknown>> {
         events: EVENTS,
         concurrencyPerEndpoint: CONCURRENCY,
         bodyBytes: Buffer.byteLength(bodies[0]),
-        workerOptions: 'defaults (64 slots, 16 leases and 8 requests per endpoint, poll 250 ms)',
+        workerOptions:
+          'defaults: 512 slots; per endpoint 128 leases (16 when slow) and 16 requests; poll 250 ms',
       },
       clean,
       bare,

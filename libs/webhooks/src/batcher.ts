@@ -1,23 +1,38 @@
 /**
  * Group commit for hot statements: concurrent callers' items are written together, one statement per batch
- * instead of one per item. An idle batcher flushes at once (no added latency); while `parallel` flushes are
- * under way, new items queue and go out together in the next one, so batches grow exactly when the database is
- * the bottleneck. Each caller gets its own item's result, or the batch's error.
+ * instead of one per item. Items wait at most `lingerMs` for company (0: an idle batcher flushes at once); while
+ * `parallel` flushes are under way, new items queue and go out together in the next one, so batches grow exactly
+ * when the database is the bottleneck. Each caller gets its own item's result, or the batch's error.
  */
 export class Batcher<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly flush: (items: T[]) => Promise<R[]>,
-    private readonly opts: { maxBatch: number; parallel: number },
+    private readonly opts: { maxBatch: number; parallel: number; lingerMs?: number },
   ) {}
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    const linger = this.opts.lingerMs ?? 0;
+    if (linger <= 0 || this.queue.length >= this.opts.maxBatch) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.pump();
+    } else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.pump();
+      }, linger);
+    }
   }
 
   private pump(): void {
@@ -31,7 +46,7 @@ export class Batcher<T, R> {
         )
         .finally(() => {
           this.inFlight--;
-          this.pump();
+          if (this.queue.length > 0) this.schedule();
         });
     }
   }

@@ -77,10 +77,15 @@ export function parseRetryAfter(
 // ---------------------------------------------------------------------------------------------------------------
 
 const MAX_AGENTS = 256;
+/**
+ * Connections per origin (and so requests at once to one endpoint from one process). The webhook worker admits
+ * no more than this many attempts per endpoint at a time, so a request never waits here with its deadline running.
+ */
+export const SOCKETS_PER_ORIGIN = 16;
 const AGENT_OPTIONS = {
   keepAlive: true,
-  maxSockets: 8,
-  maxFreeSockets: 4,
+  maxSockets: SOCKETS_PER_ORIGIN,
+  maxFreeSockets: SOCKETS_PER_ORIGIN,
   /** Idle keep-alive sockets are closed after this long (Node also honours a shorter server Keep-Alive hint). */
   timeout: 15_000,
   scheduling: 'lifo' as const,

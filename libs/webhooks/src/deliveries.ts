@@ -18,11 +18,14 @@ import { EVENT_TYPES, type EventType } from '../../contracts/src/index.js';
 import { envelopeBody } from './fanout.js';
 import { samplePayload } from './samples.js';
 
-/** Cancels the pending deliveries of an endpoint (deactivated, or disabled by a 410). */
+/**
+ * Cancels the pending deliveries of an endpoint (deactivated, or disabled by a 410). A lease is left as it is: an
+ * attempt already under way still records what happened (the delivery stays cancelled unless it succeeded).
+ */
 export async function cancelPending(em: EntityManager, endpointId: string): Promise<number> {
   const rows = await sql(
     em,
-    `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, locked_until = null, updated_at = now()
+    `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
       where endpoint_id = ? and status = 'pending' returning id`,
     [endpointId],
   );
@@ -91,10 +94,13 @@ export async function resendDelivery(
   const found = await em.count(WebhookDeliverySchema, { id: deliveryId, endpointId, workspaceId });
   if (!found) throw notFound('Webhook delivery');
   if (!ep.isActive) throw inactive();
+  // A pending, leased row has an attempt under way: its lease stays (the resend follows it). Any other lease is
+  // left over from before and must not hold the resend back.
   await sql(
     em,
     `update webhook_deliveries set
        max_attempts = case when status = 'pending' then greatest(max_attempts, attempts + 1) else attempts + 1 end,
+       locked_until = case when status = 'pending' then locked_until else null end,
        status = 'pending', next_attempt_at = now(), updated_at = now()
      where id = ? and endpoint_id = ? and workspace_id = ?`,
     [deliveryId, endpointId, workspaceId],

@@ -34,10 +34,16 @@ export interface ClaimLimits {
   leaseSec: number;
 }
 
-export interface ClaimedDelivery {
+interface ClaimedRow {
   id: string;
-  endpointId: string;
-  claim: number;
+  endpoint_id: string;
+  claim_seq: number;
+  attempts: number;
+  max_attempts: number;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  url: string;
 }
 
 /**
@@ -45,11 +51,15 @@ export interface ClaimedDelivery {
  *
  * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
  * each endpoint contributes at most its free slots: a backlog of thousands of rows for one dead endpoint costs
- * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Two dispatchers racing may both read the same free-slot counts; SKIP LOCKED and the re-check
- * of the lease under the row lock keep them from claiming the same row.
+ * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Two dispatchers racing may both read
+ * the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep them from claiming
+ * the same row.
+ *
+ * Returns, per row, the message that attempts it: everything the POST needs except the signing secret, with the
+ * endpoint's URL as of now.
  */
-export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const rows = await sql<{ id: string; endpoint_id: string; claim_seq: number }>(
+export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<DeliveryCommand[]> {
+  const rows = await sql<ClaimedRow>(
     em,
     `with recursive eps(endpoint_id) as (
        (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
@@ -86,8 +96,10 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
      )
      update webhook_deliveries d
         set locked_until = now() + make_interval(secs => ?::int), claim_seq = d.claim_seq + 1
-      where d.id = any (array(select id from locked))
-     returning d.id, d.endpoint_id, d.claim_seq`,
+       from webhook_endpoints e
+      where d.id = any (array(select id from locked)) and e.id = d.endpoint_id
+     returning d.id, d.endpoint_id, d.claim_seq, d.attempts, d.max_attempts, d.event_id, d.event_type, d.payload,
+               e.url`,
     [
       limits.leaseSec,
       limits.slowAfterSec,
@@ -98,16 +110,26 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
       limits.leaseSec,
     ],
   );
-  return rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, claim: Number(r.claim_seq) }));
+  return rows.map((r) => ({
+    deliveryId: r.id,
+    endpointId: r.endpoint_id,
+    claim: Number(r.claim_seq),
+    attempt: Number(r.attempts) + 1,
+    maxAttempts: Number(r.max_attempts),
+    eventId: r.event_id,
+    eventType: r.event_type,
+    url: r.url,
+    payload: r.payload,
+  }));
 }
 
 /** Gives a lease back (the publish failed) so the next pass claims the row again. */
-async function releaseClaims(em: EntityManager, claims: ClaimedDelivery[]): Promise<void> {
+async function releaseClaims(em: EntityManager, claims: DeliveryCommand[]): Promise<void> {
   for (const c of claims) {
     await sql(
       em,
       `update webhook_deliveries set locked_until = null where id = ? and claim_seq = ? and status = 'pending'`,
-      [c.id, c.claim],
+      [c.deliveryId, c.claim],
     );
   }
 }
@@ -153,10 +175,9 @@ export function startDispatcher(deps: {
     const claimed = await claimDue(em, limits);
     if (claimed.length === 0) return 0;
     const results = await Promise.allSettled(
-      claimed.map((c) => {
-        const cmd: DeliveryCommand = { deliveryId: c.id, endpointId: c.endpointId, claim: c.claim };
-        return bus.publish(subject, cmd, { msgId: `${c.id}:${c.claim}`, timeoutMs: 5000 });
-      }),
+      claimed.map((cmd) =>
+        bus.publish(subject, cmd, { msgId: `${cmd.deliveryId}:${cmd.claim}`, timeoutMs: 5000 }),
+      ),
     );
     const failed = claimed.filter((_, i) => results[i].status === 'rejected');
     if (failed.length) {

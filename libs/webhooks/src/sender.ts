@@ -1,17 +1,19 @@
 /**
  * The delivery consumer's handler: one attempt of one delivery.
  *
- * 1. Load the delivery and its endpoint, but only if the message carries the row's current `claim_seq` and the
- *    delivery is still pending: a stale message (its lease expired and the row was claimed again), a redelivery
- *    after the attempt was recorded, or a cancelled delivery does nothing. A read, not a write: the lease taken
- *    by the claim covers the attempt, and a worker that dies mid-attempt leaves its message unacknowledged, so
- *    JetStream hands it to another worker after AckWait (or the lease expires and the row is claimed again).
+ * 1. The message carries what the POST needs (claimed moments ago, with the endpoint's URL of that moment);
+ *    only the signing secret comes from PostgreSQL, once per endpoint per process (secrets never change).
+ *    When the message waited long for a request slot of its endpoint, or is a redelivery (its first worker may have
+ *    died before or after recording), the claim is checked first: still this claim's, still pending, still
+ *    leased, endpoint still active; if not, nothing is sent.
  * 2. POST with `deliverOnce` (SSRF check after DNS resolution, pinned address, 5 s deadline, no redirects).
- * 3. Record the attempt and the outcome: delivered; pending again with `next_attempt_at` from the retry schedule
- *    (honouring Retry-After); failed after the last allowed attempt; or, on 410, failed with the endpoint
- *    switched off and its other pending deliveries cancelled.
+ * 3. Record the attempt and the outcome, guarded by the claim: delivered; pending again with `next_attempt_at`
+ *    from the retry schedule (honouring Retry-After); failed after the last allowed attempt; or, on 410, failed
+ *    with the endpoint switched off and its other pending deliveries cancelled.
  *
- * Loads and records of concurrent attempts are grouped into one statement each (`Batcher`).
+ * A worker that dies mid-attempt leaves its message unacknowledged: JetStream hands it to another worker after
+ * AckWait, and the row's lease is the backstop. Checks and records of concurrent attempts are grouped into one
+ * statement each (`Batcher`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type EntityManager } from '../../db/src/index.js';
@@ -25,39 +27,78 @@ import { cancelPending } from './deliveries.js';
 import { Batcher } from './batcher.js';
 import type { HostResolver } from './ssrf.js';
 
-export interface AttemptRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  payload: string;
-  attempts: number;
-  max_attempts: number;
-  claim_seq: number;
-  url: string;
-  secret_encrypted: string;
-  is_active: boolean;
-}
-
-/** For each message, the delivery and endpoint it may attempt, or null when it may not (see above). */
-export async function loadAttempts(
-  em: EntityManager,
-  cmds: DeliveryCommand[],
-): Promise<(AttemptRow | null)[]> {
+/**
+ * For each message: the endpoint's current URL when the message may still make its attempt (the row is pending,
+ * carries this claim and has not recorded this attempt, and the endpoint is active), else null.
+ */
+export async function recheckClaims(em: EntityManager, cmds: DeliveryCommand[]): Promise<(string | null)[]> {
   if (cmds.length === 0) return [];
-  const rows = await sql<AttemptRow>(
+  const rows = await sql<{
+    id: string;
+    claim_seq: number;
+    attempts: number;
+    leased: boolean;
+    url: string;
+    is_active: boolean;
+  }>(
     em,
-    `select d.id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempts, d.max_attempts, d.claim_seq,
-            e.url, e.secret_encrypted, e.is_active
+    `select d.id, d.claim_seq, d.attempts, d.locked_until is not null as leased, e.url, e.is_active
        from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
       where d.id in (?) and d.status = 'pending'`,
     [[...new Set(cmds.map((c) => c.deliveryId))]],
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return cmds.map((c) => {
-    const row = byId.get(c.deliveryId);
-    return row && Number(row.claim_seq) === c.claim && row.is_active ? row : null;
+    const r = byId.get(c.deliveryId);
+    const current =
+      r && r.is_active && r.leased && Number(r.claim_seq) === c.claim && Number(r.attempts) + 1 === c.attempt;
+    return current ? r.url : null;
   });
+}
+
+/**
+ * A message that waited longer than this for a request slot (its endpoint is slow) checks its claim again before
+ * sending: the delivery may have been cancelled or its endpoint changed meanwhile. Shorter waits are the normal
+ * queueing of a busy healthy endpoint, not worth a read each.
+ */
+const RECHECK_AFTER_WAIT_MS = 1000;
+
+/** Group commit settings: one statement in flight at a time, so concurrent attempts share it. */
+const BATCH = { maxBatch: 256, parallel: 1, lingerMs: 5 };
+
+/** Encrypted signing secrets by endpoint id, loaded in batches and kept (a secret never changes). */
+class SigningSecrets {
+  private cache = new Map<string, string>();
+  private loads: Batcher<string, string | null>;
+
+  constructor(
+    orm: MikroORM,
+    private readonly key: Buffer,
+    private readonly max = 10_000,
+  ) {
+    this.loads = new Batcher(async (ids: string[]) => {
+      const rows = await sql<{ id: string; secret_encrypted: string }>(
+        orm.em.fork(),
+        'select id, secret_encrypted from webhook_endpoints where id in (?)',
+        [[...new Set(ids)]],
+      );
+      const byId = new Map(rows.map((r) => [r.id, r.secret_encrypted]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }, BATCH);
+  }
+
+  /** The plain secret, or null when the endpoint is gone. Throws when it cannot be decrypted. */
+  async get(endpointId: string): Promise<string | null> {
+    let stored = this.cache.get(endpointId);
+    if (stored === undefined) {
+      const loaded = await this.loads.add(endpointId);
+      if (loaded === null) return null;
+      stored = loaded;
+      if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(endpointId, stored);
+    }
+    return decryptSecret(stored, this.key, endpointId);
+  }
 }
 
 export type AttemptOutcome =
@@ -81,32 +122,32 @@ export function decideOutcome(
 const clean = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));
 
 export interface AttemptRecord {
-  row: AttemptRow;
-  claim: number;
+  cmd: DeliveryCommand;
   result: DeliveryResult;
   startedAt: Date;
   outcome: AttemptOutcome;
 }
 
 /**
- * Records attempts and moves their deliveries, each guarded by its claim: a worker whose lease was taken over
- * records nothing (the new holder makes its own attempt). A delivery cancelled meanwhile stays cancelled unless
- * the attempt succeeded. Returns, per record, whether it was written.
+ * Records attempts and moves their deliveries, each guarded by its claim: only a row still leased under this
+ * claim takes the record, so a worker whose lease was taken over, or a redelivered message whose attempt was
+ * already recorded, writes nothing. A delivery cancelled meanwhile stays cancelled unless the attempt
+ * succeeded. Returns, per record, whether it was written.
  */
 export async function recordAttempts(em: EntityManager, records: AttemptRecord[]): Promise<boolean[]> {
   if (records.length === 0) return [];
   // One row per delivery per statement; a duplicate (two messages of one claim at once) is simply not recorded.
   const first = new Map<string, number>();
   records.forEach((r, i) => {
-    if (!first.has(r.row.id)) first.set(r.row.id, i);
+    if (!first.has(r.cmd.deliveryId)) first.set(r.cmd.deliveryId, i);
   });
   const params: unknown[] = [];
   const tuples = [...first.values()].map((i) => {
-    const { row, claim, result, startedAt, outcome } = records[i];
+    const { cmd, result, startedAt, outcome } = records[i];
     const gone = outcome.status === 'failed' && outcome.gone;
     params.push(
-      row.id,
-      claim,
+      cmd.deliveryId,
+      cmd.claim,
       outcome.status,
       outcome.status === 'pending' ? outcome.delaySec : null,
       result.statusCode,
@@ -131,7 +172,7 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
                                 else clock_timestamp() + make_interval(secs => v.delay) end,
          last_status_code = v.code, last_error = v.last_error, locked_until = null, updated_at = now()
         from v
-       where d.id = v.id and d.claim_seq = v.claim
+       where d.id = v.id and d.claim_seq = v.claim and d.locked_until is not null
        returning d.id, d.attempts
      )
      insert into webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_body, started_at)
@@ -140,7 +181,7 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
     params,
   );
   const ok = new Set(written.map((w) => w.delivery_id));
-  return records.map((r, i) => first.get(r.row.id) === i && ok.has(r.row.id));
+  return records.map((r, i) => first.get(r.cmd.deliveryId) === i && ok.has(r.cmd.deliveryId));
 }
 
 /** A 410: the receiver asked for no more deliveries. Records the attempt, switches the endpoint off, cancels the rest. */
@@ -149,14 +190,14 @@ async function recordGone(em: EntityManager, record: AttemptRecord): Promise<boo
     const [written] = await recordAttempts(tx, [record]);
     if (!written) return false;
     const reason =
-      `The receiver answered 410 Gone at ${new Date().toISOString()} (delivery ${record.row.id}); ` +
+      `The receiver answered 410 Gone at ${new Date().toISOString()} (delivery ${record.cmd.deliveryId}); ` +
       're-enable with isActive: true';
     await sql(
       tx,
-      `update webhook_endpoints set is_active = false, disabled_reason = ?, updated_at = now() where id = ?`,
-      [reason, record.row.endpoint_id],
+      'update webhook_endpoints set is_active = false, disabled_reason = ?, updated_at = now() where id = ?',
+      [reason, record.cmd.endpointId],
     );
-    await cancelPending(tx, record.row.endpoint_id);
+    await cancelPending(tx, record.cmd.endpointId);
     return true;
   });
 }
@@ -168,17 +209,20 @@ export class KeyedLimiter {
 
   constructor(private readonly limit: number) {}
 
-  async acquire(key: string): Promise<void> {
+  /** Resolves when a slot is held, with how long it waited for it (ms; 0 when one was free). */
+  async acquire(key: string): Promise<number> {
     const n = this.active.get(key) ?? 0;
     if (n < this.limit) {
       this.active.set(key, n + 1);
-      return;
+      return 0;
     }
+    const since = performance.now();
     await new Promise<void>((resolve) => {
       const queue = this.waiting.get(key) ?? [];
       queue.push(resolve);
       this.waiting.set(key, queue);
     });
+    return performance.now() - since;
   }
 
   release(key: string): void {
@@ -210,20 +254,21 @@ export interface SenderDeps {
   onSettled?: () => void;
 }
 
-const BATCH = { maxBatch: 256, parallel: 2 };
-
-export function createSender(deps: SenderDeps): (cmd: DeliveryCommand) => Promise<void> {
+export function createSender(
+  deps: SenderDeps,
+): (cmd: DeliveryCommand, ctx: { deliveryCount: number }) => Promise<void> {
   const limiter = new KeyedLimiter(deps.perEndpoint);
-  const loads = new Batcher((cmds: DeliveryCommand[]) => loadAttempts(deps.orm.em.fork(), cmds), BATCH);
+  const secrets = new SigningSecrets(deps.orm, deps.key);
+  const rechecks = new Batcher((cmds: DeliveryCommand[]) => recheckClaims(deps.orm.em.fork(), cmds), BATCH);
   const records = new Batcher((recs: AttemptRecord[]) => recordAttempts(deps.orm.em.fork(), recs), BATCH);
 
-  async function attempt(row: AttemptRow): Promise<DeliveryResult> {
-    let secret: string;
+  async function attempt(cmd: DeliveryCommand, url: string): Promise<DeliveryResult | null> {
+    let secret: string | null;
     try {
-      secret = decryptSecret(row.secret_encrypted, deps.key, row.endpoint_id);
+      secret = await secrets.get(cmd.endpointId);
     } catch (err) {
       deps.log.error(
-        { err, endpointId: row.endpoint_id },
+        { err, endpointId: cmd.endpointId },
         'webhook signing secret cannot be decrypted: was WEBHOOK_SECRET_KEY changed?',
       );
       return {
@@ -235,15 +280,16 @@ export function createSender(deps: SenderDeps): (cmd: DeliveryCommand) => Promis
         outcome: 'retry',
       };
     }
+    if (secret === null) return null; // the endpoint was deleted, and its deliveries with it
     const headers = signatureHeaders({
       secret,
-      eventId: row.event_id,
-      eventType: row.event_type,
-      body: row.payload,
+      eventId: cmd.eventId,
+      eventType: cmd.eventType,
+      body: cmd.payload,
     });
     return deliverOnce({
-      url: row.url,
-      body: row.payload,
+      url,
+      body: cmd.payload,
       headers,
       timeoutMs: deps.timeoutMs,
       allowPrivate: deps.allowPrivate,
@@ -251,40 +297,40 @@ export function createSender(deps: SenderDeps): (cmd: DeliveryCommand) => Promis
     });
   }
 
-  return async (cmd) => {
-    // The per-endpoint slot is taken before the row is read, so time spent waiting for it never eats into the
-    // 5 s deadline, and the claim is checked right before the POST. It is given back as soon as the response is
-    // in: recording the attempt does not hold up the next request to the same endpoint.
-    await limiter.acquire(cmd.endpointId);
+  return async (cmd, ctx) => {
+    // The per-endpoint slot is taken first, so time spent waiting for it never eats into the 5 s deadline. It is
+    // given back as soon as the response is in: recording does not hold up the next request to that endpoint.
+    const waitedMs = await limiter.acquire(cmd.endpointId);
     let held = true;
     const release = () => {
       if (held) limiter.release(cmd.endpointId);
       held = false;
     };
     try {
-      const row = await loads.add(cmd);
-      if (!row) return;
-      const attemptNo = Number(row.attempts) + 1;
+      let url: string | null = cmd.url;
+      if (waitedMs > RECHECK_AFTER_WAIT_MS || ctx.deliveryCount > 1) url = await rechecks.add(cmd);
+      if (url === null) return;
       const startedAt = new Date();
-      const result = await attempt(row);
+      const result = await attempt(cmd, url);
       release();
-      const outcome = decideOutcome(result, attemptNo, Number(row.max_attempts), deps.delays);
-      const record: AttemptRecord = { row, claim: cmd.claim, result, startedAt, outcome };
+      if (result === null) return;
+      const outcome = decideOutcome(result, cmd.attempt, cmd.maxAttempts, deps.delays);
+      const record: AttemptRecord = { cmd, result, startedAt, outcome };
       const written =
         outcome.status === 'failed' && outcome.gone
           ? await recordGone(deps.orm.em.fork(), record)
           : await records.add(record);
       if (!written) {
         deps.log.warn(
-          { deliveryId: row.id, attempt: attemptNo },
-          'webhook attempt not recorded: the delivery was claimed again meanwhile',
+          { deliveryId: cmd.deliveryId, attempt: cmd.attempt },
+          'webhook attempt not recorded: the delivery was claimed again or already recorded',
         );
       } else if (outcome.status !== 'delivered') {
         deps.log.info(
           {
-            deliveryId: row.id,
-            endpointId: row.endpoint_id,
-            attempt: attemptNo,
+            deliveryId: cmd.deliveryId,
+            endpointId: cmd.endpointId,
+            attempt: cmd.attempt,
             error: result.error,
             next: outcome.status,
           },

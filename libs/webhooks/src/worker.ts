@@ -7,7 +7,7 @@ import type { Runtime } from '../../runtime/src/index.js';
 import { DeliveryCommand, EventEnvelope } from '../../contracts/src/index.js';
 import { webhookSecretKey } from './secret-key.js';
 import { parseRetryDelays } from './retry.js';
-import { DEFAULT_TIMEOUT_MS } from './deliver.js';
+import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
 import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
 import { fanOutEvents } from './fanout.js';
 import { Batcher } from './batcher.js';
@@ -17,18 +17,18 @@ import type { HostResolver } from './ssrf.js';
 export interface WebhookWorkerOptions {
   /** DNS override for delivery-time resolution (tests). */
   lookup?: HostResolver;
-  /** Delivery consumer slots in this process (a slot is a message being attempted or waiting for its endpoint). Default 512. */
+  /** Delivery consumer slots in this process (a message being attempted or waiting for its endpoint). Default 512. */
   concurrency?: number;
   /**
    * Leased deliveries per endpoint across every worker: enough to keep its requests busy while rows travel
-   * through the pipeline. Default 64; an endpoint that is slow (a lease older than 2 s) gets perEndpointRequests.
+   * through the pipeline. Default 128. An endpoint that is slow (a lease older than 2 s) gets perEndpointRequests.
    */
   perEndpointInFlight?: number;
-  /** Concurrent POSTs per endpoint in this process (the keep-alive pool holds 8 sockets per origin). Default 8. */
+  /** Requests at once to one endpoint from this process. Default 16 (the connection pool per origin). */
   perEndpointRequests?: number;
-  /** Leased deliveries overall, across every worker. Default 2048. */
+  /** Leased deliveries overall, across every worker. Default 4096. */
   maxInFlight?: number;
-  /** How often the dispatcher looks for deliveries that became due. Default 250 ms. */
+  /** How often the dispatcher looks for deliveries that became due (retries). Default 250 ms. */
   pollMs?: number;
   /** Per-attempt deadline. Default 5000 ms (SPEC). */
   timeoutMs?: number;
@@ -44,23 +44,26 @@ export const FANOUT_CONSUMER: ConsumerSpec = {
 };
 
 /**
- * Claim lease: covers the wait in the stream, the wait for a per-endpoint request slot (at worst 64 leased ÷ 8
- * requests = 8 rounds of a 5 s timeout, before the endpoint counts as slow) and the attempt. A dead worker's
+ * Claim lease: covers the wait in the stream, the wait for a request slot of the endpoint (at worst 128 leased ÷
+ * 16 requests = 8 rounds of a 5 s timeout, before the endpoint counts as slow) and the attempt. A dead worker's
  * messages come back sooner, after AckWait; the lease is the backstop for a message that is lost.
  */
 const CLAIM_LEASE_SEC = 60;
+/** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
+const SLOW_AFTER_SEC = 2;
 
 export function deliveryConsumer(timeoutMs: number): ConsumerSpec {
   return {
     stream: 'DELIVERIES',
     app: 'webhook-delivery',
     filter: ['deliveries', '>'],
-    // Longer than the request deadline plus the two statements around it; the handler also heartbeats.
+    // Longer than the request deadline plus the statements around it; the handler also heartbeats (working()),
+    // including while it waits for a request slot.
     ackWaitMs: timeoutMs + 10_000,
     // A message that keeps failing (database down) is dropped after this; its lease then expires and the
     // dispatcher publishes the delivery again, so nothing is lost.
     maxDeliver: 10,
-    maxAckPending: 4096,
+    maxAckPending: 8192,
   };
 }
 
@@ -74,6 +77,7 @@ export async function startWebhookWorker(
   const delays = parseRetryDelays(cfg.WEBHOOK_RETRY_DELAYS);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const concurrency = opts.concurrency ?? 512;
+  const perEndpointRequests = Math.min(opts.perEndpointRequests ?? SOCKETS_PER_ORIGIN, SOCKETS_PER_ORIGIN);
 
   const dispatcher = startDispatcher({
     orm,
@@ -81,10 +85,10 @@ export async function startWebhookWorker(
     log,
     pollMs: opts.pollMs ?? 250,
     limits: {
-      perEndpoint: opts.perEndpointInFlight ?? 64,
-      perSlowEndpoint: opts.perEndpointRequests ?? 8,
-      slowAfterSec: 2,
-      maxInFlight: opts.maxInFlight ?? 2048,
+      perEndpoint: opts.perEndpointInFlight ?? 128,
+      perSlowEndpoint: perEndpointRequests,
+      slowAfterSec: SLOW_AFTER_SEC,
+      maxInFlight: opts.maxInFlight ?? 4096,
       batch: 256,
       leaseSec: CLAIM_LEASE_SEC,
     },
@@ -119,7 +123,7 @@ export async function startWebhookWorker(
     allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     lookup: opts.lookup,
     timeoutMs,
-    perEndpoint: opts.perEndpointRequests ?? 8,
+    perEndpoint: perEndpointRequests,
     onSettled: () => dispatcher.kick(),
   });
   const delivery = await runConsumer({
@@ -131,7 +135,7 @@ export async function startWebhookWorker(
     handler: send,
   });
 
-  log.info({ concurrency }, 'webhook worker started');
+  log.info({ concurrency, perEndpointRequests }, 'webhook worker started');
   return {
     async stop() {
       kicks.unsubscribe();

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { Batcher } from '../../../libs/webhooks/src/batcher.js';
+import { KeyedLimiter, decideOutcome } from '../../../libs/webhooks/src/sender.js';
+import { envelopeBody } from '../../../libs/webhooks/src/fanout.js';
+import { samplePayload } from '../../../libs/webhooks/src/samples.js';
+import { EVENT_TYPES, EventPayloads } from '../../../libs/contracts/src/index.js';
+
+const DELAYS = [60, 600, 3600, 21600];
+
+describe('webhooks: pipeline pieces', () => {
+  describe('decideOutcome', () => {
+    it('2xx is delivered, 410 fails and disables, others retry until the last allowed attempt', () => {
+      expect(decideOutcome({ outcome: 'delivered', retryAfterSec: null }, 1, 5, DELAYS)).to.deep.equal({
+        status: 'delivered',
+      });
+      expect(decideOutcome({ outcome: 'gone', retryAfterSec: null }, 1, 5, DELAYS)).to.deep.equal({
+        status: 'failed',
+        gone: true,
+      });
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        const o = decideOutcome({ outcome: 'retry', retryAfterSec: null }, attempt, 5, DELAYS);
+        expect(o.status).to.equal('pending');
+        const base = DELAYS[attempt - 1];
+        expect((o as { delaySec: number }).delaySec).to.be.within(base * 0.8 - 1, base * 1.2 + 1);
+      }
+      expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 5, 5, DELAYS)).to.deep.equal({
+        status: 'failed',
+        gone: false,
+      });
+      // A resend of a failed delivery is allowed exactly one more attempt.
+      expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 6, 6, DELAYS)).to.deep.equal({
+        status: 'failed',
+        gone: false,
+      });
+      // A test send has one attempt.
+      expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 1, 1, DELAYS).status).to.equal(
+        'failed',
+      );
+    });
+
+    it('honours Retry-After within the schedule', () => {
+      const o = decideOutcome({ outcome: 'retry', retryAfterSec: 3000 }, 1, 5, DELAYS) as {
+        delaySec: number;
+      };
+      expect(o.delaySec).to.equal(3000);
+      const capped = decideOutcome({ outcome: 'retry', retryAfterSec: 10 ** 6 }, 1, 5, DELAYS) as {
+        delaySec: number;
+      };
+      expect(capped.delaySec).to.equal(21600);
+    });
+  });
+
+  describe('Batcher', () => {
+    it('flushes at once when idle and groups what arrives while a flush is under way', async () => {
+      const batches: number[][] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const b = new Batcher(
+        async (items: number[]) => {
+          batches.push(items);
+          if (batches.length === 1) await gate;
+          return items.map((i) => i * 10);
+        },
+        { maxBatch: 3, parallel: 1 },
+      );
+      const first = b.add(1);
+      const rest = [2, 3, 4, 5].map((i) => b.add(i));
+      release();
+      expect(await Promise.all([first, ...rest])).to.deep.equal([10, 20, 30, 40, 50]);
+      expect(batches).to.deep.equal([[1], [2, 3, 4], [5]]);
+    });
+
+    it("rejects every caller of a failed batch with the batch's error", async () => {
+      const b = new Batcher(async () => Promise.reject(new Error('db down')), {
+        maxBatch: 10,
+        parallel: 1,
+        lingerMs: 1,
+      });
+      const results = await Promise.allSettled([b.add(1), b.add(2)]);
+      expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
+      expect((results[0] as PromiseRejectedResult).reason.message).to.equal('db down');
+    });
+  });
+
+  describe('KeyedLimiter', () => {
+    it('bounds holders per key, serves waiters in order, and keys are independent', async () => {
+      const l = new KeyedLimiter(2);
+      expect(await l.acquire('a')).to.equal(0);
+      expect(await l.acquire('a')).to.equal(0);
+      expect(await l.acquire('b')).to.equal(0);
+      const order: string[] = [];
+      const w1 = l.acquire('a').then(() => order.push('w1'));
+      const w2 = l.acquire('a').then(() => order.push('w2'));
+      await new Promise((r) => setImmediate(r));
+      expect(order).to.deep.equal([]);
+      l.release('a');
+      await w1;
+      expect(order).to.deep.equal(['w1']);
+      l.release('a');
+      await w2;
+      expect(order).to.deep.equal(['w1', 'w2']);
+    });
+  });
+
+  it('the envelope body has the SPEC fields in order and nothing else', () => {
+    const body = envelopeBody({
+      id: 'evt_1',
+      type: 'identity.created',
+      createdAt: '2026-11-21T09:00:00.000Z',
+      workspaceId: 'ws_1',
+      data: { identity: null },
+    });
+    expect(body).to.equal(
+      '{"id":"evt_1","type":"identity.created","createdAt":"2026-11-21T09:00:00.000Z","workspaceId":"ws_1","data":{"identity":null}}',
+    );
+  });
+
+  it('every sample payload of a test send satisfies its event contract', () => {
+    for (const type of EVENT_TYPES) {
+      expect(
+        EventPayloads[type].safeParse(samplePayload(type, 'https://lectern.example.com/')).success,
+        type,
+      ).to.equal(true);
+    }
+    expect(samplePayload('course.published', 'https://lectern.example.com/').embedUrl).to.equal(
+      'https://lectern.example.com/embed/crs_sample',
+    );
+  });
+});

@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type AppConfig } from '../../libs/config/src/index.js';
 import { createLogger } from '../../libs/log/src/index.js';
-import { dropDatabase, ensureDatabase, createOrm, migrate, type EntityManager } from '../../libs/db/src/index.js';
+import {
+  dropDatabase,
+  ensureDatabase,
+  createOrm,
+  migrate,
+  type EntityManager,
+} from '../../libs/db/src/index.js';
 import { createStorage, type Storage } from '../../libs/storage/src/index.js';
 import { closeRuntime, createRuntime, type Runtime } from '../../libs/runtime/src/index.js';
 import { createKey, createWorkspace } from '../../libs/admin/src/index.js';
@@ -29,7 +35,11 @@ export function testConfig(overrides: Record<string, string> = {}): AppConfig {
 }
 
 function envOf(cfg: AppConfig): Record<string, string> {
-  return Object.fromEntries(Object.entries(cfg).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(
+    Object.entries(cfg)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  );
 }
 
 export function context(): TestContext {
@@ -122,7 +132,11 @@ export interface TestWorkspace {
   keyId: string;
 }
 
-export async function makeWorkspace(em: EntityManager, plan: PlanName = 'scale', name = 'Test workspace'): Promise<TestWorkspace> {
+export async function makeWorkspace(
+  em: EntityManager,
+  plan: PlanName = 'scale',
+  name = 'Test workspace',
+): Promise<TestWorkspace> {
   const ws = await createWorkspace(em, name, plan);
   const write = await createKey(em, ws.id, 'write');
   const read = await createKey(em, ws.id, 'read');

@@ -33,7 +33,10 @@ export async function call<T = Record<string, unknown>>(
 }
 
 /** Polls `fn` until it returns a truthy value; sleeps between polls, never a bare sleep for sync. */
-export async function waitFor<T>(fn: () => Promise<T> | T, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  fn: () => Promise<T> | T,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
   let last: unknown;
   for (;;) {
@@ -43,7 +46,8 @@ export async function waitFor<T>(fn: () => Promise<T> | T, opts: { timeoutMs?: n
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${opts.what ?? 'condition'}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 50));
   }
 }

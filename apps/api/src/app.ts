@@ -35,7 +35,13 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     } finally {
       // Never the Authorization header: only method, path, status and timing.
       log.info(
-        { requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        {
+          requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+        },
         'request',
       );
     }
@@ -48,7 +54,16 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   let cachedDoc: ReturnType<typeof buildOpenApi> | undefined;
 
   pub.route(
-    { method: 'get', path: '/healthz', summary: 'Liveness', tags: ['Health'], auth: 'public', responses: { 200: { description: 'Alive', schema: z.object({ data: z.object({ status: z.literal('ok') }) }) } } },
+    {
+      method: 'get',
+      path: '/healthz',
+      summary: 'Liveness',
+      tags: ['Health'],
+      auth: 'public',
+      responses: {
+        200: { description: 'Alive', schema: z.object({ data: z.object({ status: z.literal('ok') }) }) },
+      },
+    },
     (ctx) => {
       ctx.body = { data: { status: 'ok' } };
     },
@@ -61,13 +76,28 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       tags: ['Health'],
       auth: 'public',
       responses: {
-        200: { description: 'Ready', schema: z.object({ data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }) }) },
-        503: { description: 'Not ready', schema: z.object({ error: z.string(), message: z.string(), checks: z.record(z.string(), z.string()) }) },
+        200: {
+          description: 'Ready',
+          schema: z.object({
+            data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+          }),
+        },
+        503: {
+          description: 'Not ready',
+          schema: z.object({
+            error: z.string(),
+            message: z.string(),
+            checks: z.record(z.string(), z.string()),
+          }),
+        },
       },
     },
     async (ctx) => {
       const withTimeout = <T>(p: Promise<T>) =>
-        Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timed out after 2 s')), 2000))]);
+        Promise.race([
+          p,
+          new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timed out after 2 s')), 2000)),
+        ]);
       const checks: Record<string, string> = {};
       const run = async (name: string, fn: () => Promise<unknown>) => {
         try {
@@ -84,18 +114,34 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       ]);
       const ok = Object.values(checks).every((v) => v === 'ok');
       ctx.status = ok ? 200 : 503;
-      ctx.body = ok ? { data: { status: 'ready', checks } } : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
+      ctx.body = ok
+        ? { data: { status: 'ready', checks } }
+        : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
     },
   );
   pub.route(
-    { method: 'get', path: `${API_PREFIX}/openapi.json`, summary: 'This OpenAPI 3.1 document', tags: ['Docs'], auth: 'public', responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } } },
+    {
+      method: 'get',
+      path: `${API_PREFIX}/openapi.json`,
+      summary: 'This OpenAPI 3.1 document',
+      tags: ['Docs'],
+      auth: 'public',
+      responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
+    },
     (ctx) => {
       cachedDoc ??= openapi();
       ctx.body = cachedDoc;
     },
   );
   pub.route(
-    { method: 'get', path: `${API_PREFIX}/docs`, summary: 'Readable API reference', tags: ['Docs'], auth: 'public', responses: { 200: { description: 'HTML page', contentType: 'text/html' } } },
+    {
+      method: 'get',
+      path: `${API_PREFIX}/docs`,
+      summary: 'Readable API reference',
+      tags: ['Docs'],
+      auth: 'public',
+      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+    },
     (ctx) => {
       ctx.type = 'html';
       ctx.body = DOCS_HTML;

@@ -12,8 +12,14 @@ export interface ApiServer {
 }
 
 /** Listens and runs the outbox relay (safe in every replica: rows are claimed with SKIP LOCKED). */
-export async function startApiServer(rt: Runtime, opts: { port?: number; host?: string; relay?: boolean } = {}): Promise<ApiServer> {
-  const relay = opts.relay === false ? { kick() {}, drainOnce: async () => 0, stop: async () => {} } : startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
+export async function startApiServer(
+  rt: Runtime,
+  opts: { port?: number; host?: string; relay?: boolean } = {},
+): Promise<ApiServer> {
+  const relay =
+    opts.relay === false
+      ? { kick() {}, drainOnce: async () => 0, stop: async () => {} }
+      : startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
   const { app } = buildApp({ rt, relay });
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;

@@ -4,7 +4,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, loadConfig, type AppConfig } from '../../../libs/config/src/index.js';
 import { createLogger } from '../../../libs/log/src/index.js';
-import { createOrm, ensureDatabase, migrate, ping, ApiKeySchema, WorkspaceSchema } from '../../../libs/db/src/index.js';
+import {
+  createOrm,
+  ensureDatabase,
+  migrate,
+  ping,
+  ApiKeySchema,
+  WorkspaceSchema,
+} from '../../../libs/db/src/index.js';
 import { createKey, createWorkspace, revokeKey, setBilling, setPlan } from '../../../libs/admin/src/index.js';
 import { isAppError } from '../../../libs/errors/src/index.js';
 import { connectBus } from '../../../libs/bus/src/index.js';
@@ -31,7 +38,10 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-async function withOrm<T>(cfg: AppConfig, fn: (em: import('../../../libs/db/src/index.js').EntityManager) => Promise<T>): Promise<T> {
+async function withOrm<T>(
+  cfg: AppConfig,
+  fn: (em: import('../../../libs/db/src/index.js').EntityManager) => Promise<T>,
+): Promise<T> {
   const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: 2 });
   try {
     return await fn(orm.em.fork());
@@ -82,7 +92,11 @@ async function doctor(): Promise<number> {
     cfg = loadConfig();
     line(true, 'configuration', 'every variable is valid');
   } catch (err) {
-    line(false, 'configuration', `${(err as Error).message.replace(/\n/g, ' ')} — fix the named variables (see .env.example)`);
+    line(
+      false,
+      'configuration',
+      `${(err as Error).message.replace(/\n/g, ' ')} — fix the named variables (see .env.example)`,
+    );
     return 1;
   }
   const log = createLogger({ level: 'silent' });
@@ -91,12 +105,22 @@ async function doctor(): Promise<number> {
     try {
       await ping(orm);
       const pending = await orm.getMigrator().getPendingMigrations();
-      line(pending.length === 0, 'postgres', pending.length ? `${pending.length} migration(s) pending — run: npx lectern migrate` : `connected to ${new URL(cfg.DATABASE_URL).host}, schema up to date`);
+      line(
+        pending.length === 0,
+        'postgres',
+        pending.length
+          ? `${pending.length} migration(s) pending — run: npx lectern migrate`
+          : `connected to ${new URL(cfg.DATABASE_URL).host}, schema up to date`,
+      );
     } finally {
       await orm.close(true);
     }
   } catch (err) {
-    line(false, 'postgres', `${(err as Error).message} — start PostgreSQL or set DATABASE_URL (e.g. pg_ctlcluster --skip-systemctl-redirect 15 main start); a missing database is created by: npx lectern migrate`);
+    line(
+      false,
+      'postgres',
+      `${(err as Error).message} — start PostgreSQL or set DATABASE_URL (e.g. pg_ctlcluster --skip-systemctl-redirect 15 main start); a missing database is created by: npx lectern migrate`,
+    );
   }
   try {
     const bus = await Promise.race([
@@ -107,23 +131,43 @@ async function doctor(): Promise<number> {
       const info = await bus.jsm.getAccountInfo();
       line(true, 'nats', `nats-server ${bus.nc.info?.version} with JetStream (${info.streams} streams)`);
     } catch (err) {
-      line(false, 'nats', `JetStream is not enabled (${(err as Error).message}) — start nats-server with -js`);
+      line(
+        false,
+        'nats',
+        `JetStream is not enabled (${(err as Error).message}) — start nats-server with -js`,
+      );
     } finally {
       await bus.close();
     }
   } catch (err) {
-    line(false, 'nats', `${(err as Error).message} — start NATS (nats-server -js -a 127.0.0.1 -p 4222) or set NATS_URL`);
+    line(
+      false,
+      'nats',
+      `${(err as Error).message} — start NATS (nats-server -js -a 127.0.0.1 -p 4222) or set NATS_URL`,
+    );
   }
   if (cfg.S3_ENDPOINT) {
     try {
       const storage = await createStorage(cfg);
       const exists = await storage.client.bucketExists(cfg.S3_BUCKET);
-      line(true, 'object store', `${cfg.S3_ENDPOINT} reachable; bucket ${cfg.S3_BUCKET} ${exists ? 'exists' : 'will be created at start'}`);
+      line(
+        true,
+        'object store',
+        `${cfg.S3_ENDPOINT} reachable; bucket ${cfg.S3_BUCKET} ${exists ? 'exists' : 'will be created at start'}`,
+      );
     } catch (err) {
-      line(false, 'object store', `${(err as Error).message} — check S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY`);
+      line(
+        false,
+        'object store',
+        `${(err as Error).message} — check S3_ENDPOINT, S3_ACCESS_KEY and S3_SECRET_KEY`,
+      );
     }
   } else {
-    line(true, 'object store', `no S3_ENDPOINT: an S3-compatible server on loopback will keep files under ${path.resolve(cfg.DATA_DIR, 's3')}`);
+    line(
+      true,
+      'object store',
+      `no S3_ENDPOINT: an S3-compatible server on loopback will keep files under ${path.resolve(cfg.DATA_DIR, 's3')}`,
+    );
   }
   return problems ? 1 : 0;
 }
@@ -144,10 +188,21 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'workspace': {
       if (sub === 'create') {
-        const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, plan: { type: 'string', default: 'sandbox' }, json: { type: 'boolean' } } });
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            name: { type: 'string' },
+            plan: { type: 'string', default: 'sandbox' },
+            json: { type: 'boolean' },
+          },
+        });
         if (!values.name) fail('--name is required');
         const ws = await withOrm(cfg, (em) => createWorkspace(em, values.name!, values.plan!));
-        process.stdout.write(values.json ? `${JSON.stringify({ id: ws.id, name: ws.name, plan: ws.plan })}\n` : `created workspace ${ws.id} (${ws.name}, ${ws.plan})\n`);
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify({ id: ws.id, name: ws.name, plan: ws.plan })}\n`
+            : `created workspace ${ws.id} (${ws.name}, ${ws.plan})\n`,
+        );
         return;
       }
       if (sub === 'set-plan') {
@@ -158,27 +213,54 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       if (sub === 'billing') {
-        const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { 'past-due': { type: 'boolean' }, 'grace-until': { type: 'string' }, paid: { type: 'boolean' } } });
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            'past-due': { type: 'boolean' },
+            'grace-until': { type: 'string' },
+            paid: { type: 'boolean' },
+          },
+        });
         const id = positionals[0];
-        if (!id) fail('usage: lectern workspace billing WORKSPACE_ID (--past-due --grace-until ISO | --paid)');
+        if (!id)
+          fail('usage: lectern workspace billing WORKSPACE_ID (--past-due --grace-until ISO | --paid)');
         if (values.paid === values['past-due']) fail('give exactly one of --past-due or --paid');
         let graceUntil: Date | undefined;
         if (values['past-due']) {
           graceUntil = new Date(values['grace-until'] ?? '');
-          if (!values['grace-until'] || Number.isNaN(graceUntil.getTime())) fail('--past-due needs --grace-until with an ISO 8601 timestamp');
+          if (!values['grace-until'] || Number.isNaN(graceUntil.getTime()))
+            fail('--past-due needs --grace-until with an ISO 8601 timestamp');
         }
-        const ws = await withOrm(cfg, (em) => setBilling(em, id, values.paid ? { pastDue: false } : { pastDue: true, graceUntil: graceUntil! }));
-        process.stdout.write(`workspace ${ws.id} billing: ${ws.billingStatus}${ws.graceUntil ? ` (grace until ${ws.graceUntil.toISOString()})` : ''}\n`);
+        const ws = await withOrm(cfg, (em) =>
+          setBilling(em, id, values.paid ? { pastDue: false } : { pastDue: true, graceUntil: graceUntil! }),
+        );
+        process.stdout.write(
+          `workspace ${ws.id} billing: ${ws.billingStatus}${ws.graceUntil ? ` (grace until ${ws.graceUntil.toISOString()})` : ''}\n`,
+        );
         return;
       }
       break;
     }
     case 'key': {
       if (sub === 'create') {
-        const { values } = parseArgs({ args: rest, options: { workspace: { type: 'string' }, scope: { type: 'string', default: 'write' }, json: { type: 'boolean' } } });
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            workspace: { type: 'string' },
+            scope: { type: 'string', default: 'write' },
+            json: { type: 'boolean' },
+          },
+        });
         if (!values.workspace) fail('--workspace is required');
-        const k = await withOrm(cfg, (em) => createKey(em, values.workspace!, values.scope as 'read' | 'write'));
-        process.stdout.write(values.json ? `${JSON.stringify(k)}\n` : `created ${k.scope} key ${k.id}\n${k.key}\n(shown once; store it now)\n`);
+        const k = await withOrm(cfg, (em) =>
+          createKey(em, values.workspace!, values.scope as 'read' | 'write'),
+        );
+        process.stdout.write(
+          values.json
+            ? `${JSON.stringify(k)}\n`
+            : `created ${k.scope} key ${k.id}\n${k.key}\n(shown once; store it now)\n`,
+        );
         return;
       }
       if (sub === 'revoke') {

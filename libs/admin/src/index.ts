@@ -7,7 +7,8 @@ import { isPlanName, PLAN_NAMES } from '../../plans/src/index.js';
 /** Workspace and key administration, shared by the CLI and the test builders. */
 export async function createWorkspace(em: EntityManager, name: string, plan: string) {
   if (!name.trim()) throw new AppError('invalid_request', 'A workspace needs a name');
-  if (!isPlanName(plan)) throw new AppError('invalid_request', `Unknown plan "${plan}"; one of ${PLAN_NAMES.join(', ')}`);
+  if (!isPlanName(plan))
+    throw new AppError('invalid_request', `Unknown plan "${plan}"; one of ${PLAN_NAMES.join(', ')}`);
   const now = new Date();
   const ws = em.create(WorkspaceSchema, {
     id: newId('ws'),
@@ -23,7 +24,8 @@ export async function createWorkspace(em: EntityManager, name: string, plan: str
 }
 
 export async function setPlan(em: EntityManager, workspaceId: string, plan: string) {
-  if (!isPlanName(plan)) throw new AppError('invalid_request', `Unknown plan "${plan}"; one of ${PLAN_NAMES.join(', ')}`);
+  if (!isPlanName(plan))
+    throw new AppError('invalid_request', `Unknown plan "${plan}"; one of ${PLAN_NAMES.join(', ')}`);
   const ws = await em.findOne(WorkspaceSchema, { id: workspaceId });
   if (!ws) throw notFound('Workspace');
   ws.plan = plan as PlanName;
@@ -32,7 +34,11 @@ export async function setPlan(em: EntityManager, workspaceId: string, plan: stri
   return ws;
 }
 
-export async function setBilling(em: EntityManager, workspaceId: string, state: { pastDue: true; graceUntil: Date } | { pastDue: false }) {
+export async function setBilling(
+  em: EntityManager,
+  workspaceId: string,
+  state: { pastDue: true; graceUntil: Date } | { pastDue: false },
+) {
   const ws = await em.findOne(WorkspaceSchema, { id: workspaceId });
   if (!ws) throw notFound('Workspace');
   ws.billingStatus = state.pastDue ? 'past_due' : 'ok';
@@ -43,11 +49,20 @@ export async function setBilling(em: EntityManager, workspaceId: string, state: 
 }
 
 export async function createKey(em: EntityManager, workspaceId: string, scope: KeyScope) {
-  if (scope !== 'read' && scope !== 'write') throw new AppError('invalid_request', 'scope must be read or write');
+  if (scope !== 'read' && scope !== 'write')
+    throw new AppError('invalid_request', 'scope must be read or write');
   const ws = await em.findOne(WorkspaceSchema, { id: workspaceId });
   if (!ws) throw notFound('Workspace');
   const { key, lookup, hash } = generateKey();
-  const row = em.create(ApiKeySchema, { id: newId('key'), workspaceId, lookup, hash, scope, createdAt: new Date(), revokedAt: null });
+  const row = em.create(ApiKeySchema, {
+    id: newId('key'),
+    workspaceId,
+    lookup,
+    hash,
+    scope,
+    createdAt: new Date(),
+    revokedAt: null,
+  });
   await em.flush();
   return { id: row.id, key, scope };
 }

@@ -85,11 +85,14 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
   const version = nc.info?.version ?? '0.0.0';
   if (!versionAtLeast(version, MIN_SERVER)) {
     await nc.close();
-    throw new Error(`nats-server ${version} is too old: Lectern needs ${MIN_SERVER.join('.')} or newer with JetStream (-js)`);
+    throw new Error(
+      `nats-server ${version} is too old: Lectern needs ${MIN_SERVER.join('.')} or newer with JetStream (-js)`,
+    );
   }
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect') opts.log.warn({ nats: s.type }, `nats ${s.type}`);
+      if (s.type === 'disconnect' || s.type === 'reconnect')
+        opts.log.warn({ nats: s.type }, `nats ${s.type}`);
     }
   })();
   const js = jetstream(nc);
@@ -151,7 +154,9 @@ function streamConfigs(names: BusNames): (Partial<StreamConfig> & { name: string
 async function isNotFound(err: unknown): Promise<boolean> {
   const e = err as { code?: string | number; api_error?: { err_code?: number }; message?: string };
   return (
-    e?.api_error?.err_code === 10059 || e?.api_error?.err_code === 10014 || /not found/i.test(e?.message ?? '')
+    e?.api_error?.err_code === 10059 ||
+    e?.api_error?.err_code === 10014 ||
+    /not found/i.test(e?.message ?? '')
   );
 }
 
@@ -281,29 +286,39 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
     if (!parsed.success) {
       log.error({ subject: m.subject, issues: parsed.error.issues }, 'poison message: fails its schema');
       terminate(m);
-      await opts.onGiveUp?.(body, parsed.error).catch((err: unknown) => log.error({ err }, 'onGiveUp failed'));
+      await opts
+        .onGiveUp?.(body, parsed.error)
+        .catch((err: unknown) => log.error({ err }, 'onGiveUp failed'));
       return;
     }
-    const beat = setInterval(() => {
-      try {
-        m.working();
-      } catch (err) {
-        // The connection closed under a running handler; its ack (or redelivery) settles it.
-        log.debug({ err }, 'heartbeat skipped');
-      }
-    }, Math.max(1000, Math.floor(spec.ackWaitMs / 3)));
+    const beat = setInterval(
+      () => {
+        try {
+          m.working();
+        } catch (err) {
+          // The connection closed under a running handler; its ack (or redelivery) settles it.
+          log.debug({ err }, 'heartbeat skipped');
+        }
+      },
+      Math.max(1000, Math.floor(spec.ackWaitMs / 3)),
+    );
     const deliveryCount = m.info.deliveryCount;
     try {
       await opts.handler(parsed.data, { msg: m, deliveryCount, log });
       m.ack();
     } catch (err) {
       const retry = isRetryable(err) && deliveryCount < spec.maxDeliver;
-      log[retry ? 'warn' : 'error']({ err, subject: m.subject, deliveryCount }, retry ? 'handler failed; will retry' : 'handler failed; giving up');
+      log[retry ? 'warn' : 'error'](
+        { err, subject: m.subject, deliveryCount },
+        retry ? 'handler failed; will retry' : 'handler failed; giving up',
+      );
       if (retry) {
         m.nak(backoff(deliveryCount));
       } else {
         terminate(m);
-        await opts.onGiveUp?.(parsed.data, err).catch((e: unknown) => log.error({ err: e }, 'onGiveUp failed'));
+        await opts
+          .onGiveUp?.(parsed.data, err)
+          .catch((e: unknown) => log.error({ err: e }, 'onGiveUp failed'));
       }
     } finally {
       clearInterval(beat);

@@ -65,7 +65,12 @@ export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
 });
 
-export const AppEnv = BaseEnv.merge(DbEnv).merge(BusEnv).merge(StorageEnv).merge(ApiEnv).merge(WebhookEnv).merge(JobsEnv);
+export const AppEnv = BaseEnv.merge(DbEnv)
+  .merge(BusEnv)
+  .merge(StorageEnv)
+  .merge(ApiEnv)
+  .merge(WebhookEnv)
+  .merge(JobsEnv);
 export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
 
 export class ConfigError extends Error {
@@ -76,13 +81,19 @@ export class ConfigError extends Error {
 }
 
 /** Parses `env` against `schema`, throwing one error that names every bad variable. */
-export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.infer<S> {
   // Empty strings mean "unset" so a blank line in .env does not defeat a default.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = schema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(
-      result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])] ?? null)})`),
+      result.error.issues.map(
+        (i) =>
+          `${i.path.join('.') || '(env)'}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])] ?? null)})`,
+      ),
     );
   }
   return result.data;

@@ -8,13 +8,20 @@ export const ErrorBody = z
     error: z.string().meta({ description: 'Stable code, safe to branch on' }),
     message: z.string(),
     issues: z
-      .array(z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }))
+      .array(
+        z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }),
+      )
       .optional(),
   })
   .meta({ id: 'Error' });
 
 export const Pagination = z
-  .object({ limit: z.number().int(), offset: z.number().int(), total: z.number().int(), hasMore: z.boolean() })
+  .object({
+    limit: z.number().int(),
+    offset: z.number().int(),
+    total: z.number().int(),
+    hasMore: z.boolean(),
+  })
   .meta({ id: 'Pagination' });
 
 export const PAGE_DEFAULT = 50;
@@ -42,7 +49,10 @@ export function parsePaging(query: Record<string, unknown>): { limit: number; of
 const pagingParam = z.union([z.string(), z.array(z.string())]).optional();
 
 export const PagingQuery = z.object({
-  limit: pagingParam.meta({ description: 'Default 50, maximum 10,000 (larger values are served at the maximum; nonsense falls back to 50)' }),
+  limit: pagingParam.meta({
+    description:
+      'Default 50, maximum 10,000 (larger values are served at the maximum; nonsense falls back to 50)',
+  }),
   offset: pagingParam.meta({ description: 'Rows to skip; default 0' }),
 });
 

@@ -15,7 +15,12 @@ export const EventType = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventType>;
 
 export const EventIdentity = z
-  .object({ id: z.string(), externalId: z.string(), name: z.string().nullable(), email: z.string().nullable() })
+  .object({
+    id: z.string(),
+    externalId: z.string(),
+    name: z.string().nullable(),
+    email: z.string().nullable(),
+  })
   .nullable();
 
 const CourseRef = z.object({ id: z.string(), title: z.string() });

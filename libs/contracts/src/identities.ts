@@ -10,7 +10,10 @@ export const UpsertIdentity = z
   .object({
     externalId: z.string().trim().min(1).max(255),
     name: optionalText(255),
-    email: z.union([z.email().max(320), z.literal('')]).nullable().optional(),
+    email: z
+      .union([z.email().max(320), z.literal('')])
+      .nullable()
+      .optional(),
   })
   .meta({ id: 'UpsertIdentity' });
 export type UpsertIdentity = z.infer<typeof UpsertIdentity>;
@@ -46,7 +49,10 @@ export const Identity = z
 export type IdentityDto = z.infer<typeof Identity>;
 
 export const IdentitySearchQuery = PagingQuery.extend({
-  search: z.string().optional().meta({ description: 'Matches name, email or external id (case-insensitive, literal)' }),
+  search: z
+    .string()
+    .optional()
+    .meta({ description: 'Matches name, email or external id (case-insensitive, literal)' }),
 });
 
 export const BulkUpsertResult = z.object({

@@ -112,13 +112,20 @@ export function isDbUnavailable(err: unknown): boolean {
 /** Wraps database outages into a retryable 503-class AppError; other errors pass through. */
 export function asUnavailable(err: unknown): unknown {
   if (isDbUnavailable(err)) {
-    return new AppError('unavailable', 'The database is unreachable; retry shortly', { cause: err, retryAfter: 2 });
+    return new AppError('unavailable', 'The database is unreachable; retry shortly', {
+      cause: err,
+      retryAfter: 2,
+    });
   }
   return err;
 }
 
 /** Runs raw SQL on the given EntityManager (inside its transaction, if any). */
-export async function sql<T = Record<string, unknown>>(em: EntityManager, query: string, params: unknown[] = []): Promise<T[]> {
+export async function sql<T = Record<string, unknown>>(
+  em: EntityManager,
+  query: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   return (await em.getConnection().execute(query, params, 'all', em.getTransactionContext())) as T[];
 }
 

@@ -2,7 +2,12 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { OutboxEventSchema, newId, sql } from '../../db/src/index.js';
 import type { Bus } from '../../bus/src/index.js';
 import type { Logger } from '../../log/src/index.js';
-import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '../../contracts/src/index.js';
+import {
+  EventPayloads,
+  type EventEnvelope,
+  type EventPayload,
+  type EventType,
+} from '../../contracts/src/index.js';
 
 /**
  * Writes an event to the outbox through `em`, so it commits (or not) with the change that
@@ -16,7 +21,14 @@ export function recordEvent<T extends EventType>(
 ): string {
   const checked = EventPayloads[type].parse(data) as Record<string, unknown>;
   const id = newId('evt');
-  em.create(OutboxEventSchema, { id, workspaceId, type, data: checked, createdAt: new Date(), publishedAt: null });
+  em.create(OutboxEventSchema, {
+    id,
+    workspaceId,
+    type,
+    data: checked,
+    createdAt: new Date(),
+    publishedAt: null,
+  });
   return id;
 }
 
@@ -82,11 +94,17 @@ export function startRelay(deps: {
       );
       if (rows.length === 0) return 0;
       const results = await Promise.allSettled(
-        rows.map((r) => bus.publish(eventSubject(bus, r.type), envelopeOf(r), { msgId: r.id, timeoutMs: 3000 })),
+        rows.map((r) =>
+          bus.publish(eventSubject(bus, r.type), envelopeOf(r), { msgId: r.id, timeoutMs: 3000 }),
+        ),
       );
       const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((r) => r.id);
       const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
-      if (failed) log.warn({ err: failed.reason, unsent: rows.length - sent.length }, 'outbox relay: publish failed; will retry');
+      if (failed)
+        log.warn(
+          { err: failed.reason, unsent: rows.length - sent.length },
+          'outbox relay: publish failed; will retry',
+        );
       if (sent.length) await sql(tx, `update outbox_events set published_at = now() where id in (?)`, [sent]);
       return sent.length;
     });

@@ -45,7 +45,13 @@ export async function upsertIdentities(
     const prev = seen.get(it.externalId);
     if (prev !== undefined) {
       throw new AppError('invalid_request', `externalId "${it.externalId}" appears more than once`, {
-        issues: [{ code: 'duplicate', path: ['identities', i, 'externalId'], message: `same externalId as identities[${prev}]` }],
+        issues: [
+          {
+            code: 'duplicate',
+            path: ['identities', i, 'externalId'],
+            message: `same externalId as identities[${prev}]`,
+          },
+        ],
       });
     }
     seen.set(it.externalId, i);
@@ -56,7 +62,17 @@ export async function upsertIdentities(
     const tuples = items.map((it) => {
       const name = norm(it.name);
       const email = norm(it.email);
-      values.push(newId('idn'), workspaceId, it.externalId, name ?? null, email ?? null, name !== undefined, email !== undefined, now, now);
+      values.push(
+        newId('idn'),
+        workspaceId,
+        it.externalId,
+        name ?? null,
+        email ?? null,
+        name !== undefined,
+        email !== undefined,
+        now,
+        now,
+      );
       return '(?, ?, ?, ?, ?, ?::boolean, ?::boolean, ?::timestamptz, ?::timestamptz)';
     });
     const rows = await sql<Row>(
@@ -77,7 +93,8 @@ export async function upsertIdentities(
       return { identity: fromRow(r), created: r.inserted };
     });
     for (const o of out) {
-      if (o.created) recordEvent(tx, workspaceId, 'identity.created', { identity: eventIdentity(o.identity) });
+      if (o.created)
+        recordEvent(tx, workspaceId, 'identity.created', { identity: eventIdentity(o.identity) });
     }
     return out;
   });
@@ -136,5 +153,9 @@ export async function bulkDeleteIdentities(
     `delete from identities where workspace_id = ? and (${conds.join(' or ')}) returning id, external_id`,
     params,
   );
-  return { deleted: rows.length, requested, identities: rows.map((r) => ({ id: r.id, externalId: r.external_id })) };
+  return {
+    deleted: rows.length,
+    requested,
+    identities: rows.map((r) => ({ id: r.id, externalId: r.external_id })),
+  };
 }

@@ -159,7 +159,11 @@ export interface AccessState {
  */
 export function checkAccess(state: AccessState, now = new Date()): void {
   const { workspace } = state;
-  if (workspace.billingStatus === 'past_due' && workspace.graceUntil && workspace.graceUntil.getTime() <= now.getTime()) {
+  if (
+    workspace.billingStatus === 'past_due' &&
+    workspace.graceUntil &&
+    workspace.graceUntil.getTime() <= now.getTime()
+  ) {
     throw new AppError(
       'plan_blocked',
       'Payment is overdue and the grace period has ended; service resumes as soon as the invoice is paid',

@@ -29,7 +29,8 @@ export async function createRuntime(
 export async function closeRuntime(rt: Runtime, opts: { keepStorage?: boolean } = {}): Promise<void> {
   await rt.bus.close().catch((err: unknown) => rt.log.warn({ err }, 'bus close failed'));
   await rt.orm.close(true).catch((err: unknown) => rt.log.warn({ err }, 'orm close failed'));
-  if (!opts.keepStorage) await rt.storage.close().catch((err: unknown) => rt.log.warn({ err }, 'storage close failed'));
+  if (!opts.keepStorage)
+    await rt.storage.close().catch((err: unknown) => rt.log.warn({ err }, 'storage close failed'));
 }
 
 /** Runs `stop` once on SIGTERM/SIGINT, then exits; a second signal exits at once. */

@@ -98,7 +98,8 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     },
     async presignGet(key, expirySeconds = 300, opts = {}) {
       const headers: Record<string, string> = {};
-      if (opts.filename) headers['response-content-disposition'] = `attachment; filename="${opts.filename.replace(/"/g, '')}"`;
+      if (opts.filename)
+        headers['response-content-disposition'] = `attachment; filename="${opts.filename.replace(/"/g, '')}"`;
       return client.presignedGetObject(bucket, key, expirySeconds, headers);
     },
     async ensureBucket() {

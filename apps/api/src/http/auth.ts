@@ -9,7 +9,13 @@ import { hashKey, parseKey } from '../../../../libs/auth/src/index.js';
 export interface AuthState {
   keyId: string;
   scope: KeyScope;
-  workspace: { id: string; name: string; plan: PlanName; billingStatus: BillingStatus; graceUntil: Date | null };
+  workspace: {
+    id: string;
+    name: string;
+    plan: PlanName;
+    billingStatus: BillingStatus;
+    graceUntil: Date | null;
+  };
 }
 
 interface KeyRow {
@@ -26,7 +32,8 @@ interface KeyRow {
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const unauthorized = () => new AppError('unauthorized', 'Missing or invalid API key; send Authorization: Bearer <key>');
+const unauthorized = () =>
+  new AppError('unauthorized', 'Missing or invalid API key; send Authorization: Bearer <key>');
 
 /**
  * Bearer API key → workspace. Then, in this order: the shared rate limit (per key, every
@@ -63,9 +70,13 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
         deps.rateLimitPerMinute,
       ]);
       if (hit.retry > 0) {
-        throw new AppError('rate_limited', `Rate limit of ${deps.rateLimitPerMinute} requests per minute exceeded for this key`, {
-          retryAfter: hit.retry,
-        });
+        throw new AppError(
+          'rate_limited',
+          `Rate limit of ${deps.rateLimitPerMinute} requests per minute exceeded for this key`,
+          {
+            retryAfter: hit.retry,
+          },
+        );
       }
     }
     if (row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
@@ -83,4 +94,3 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
     await next();
   };
 }
-

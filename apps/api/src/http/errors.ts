@@ -22,10 +22,15 @@ function fromHttpError(err: BodyParserError): AppError | null {
   }
   const status = err.status ?? err.statusCode ?? err.httpCode;
   if (!status || status < 400 || status >= 500) return null;
-  if (status === 413) return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts');
-  if (status === 415) return new AppError('unsupported_media_type', err.message ?? 'Unsupported content type');
+  if (status === 413)
+    return new AppError('payload_too_large', 'The request body is larger than this endpoint accepts');
+  if (status === 415)
+    return new AppError('unsupported_media_type', err.message ?? 'Unsupported content type');
   if (status === 400) {
-    const msg = err.type === 'entity.parse.failed' || /JSON|Unexpected|token/i.test(err.message ?? '') ? 'Malformed JSON body' : (err.message ?? 'Bad request');
+    const msg =
+      err.type === 'entity.parse.failed' || /JSON|Unexpected|token/i.test(err.message ?? '')
+        ? 'Malformed JSON body'
+        : (err.message ?? 'Bad request');
     return new AppError('invalid_request', msg, { issues: [{ code: 'malformed', path: [], message: msg }] });
   }
   if (status === 404) return new AppError('not_found', 'Not found');
@@ -53,7 +58,10 @@ export function errorMiddleware(log: Logger) {
       ctx.status = status;
       ctx.body = {
         error,
-        message: status >= 500 && final.code === 'internal_error' ? `Internal error (request ${requestId}); retry once` : final.message,
+        message:
+          status >= 500 && final.code === 'internal_error'
+            ? `Internal error (request ${requestId}); retry once`
+            : final.message,
         ...(final.issues ? { issues: final.issues } : {}),
         ...(final.details ?? {}),
       };

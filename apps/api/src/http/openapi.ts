@@ -6,8 +6,17 @@ import type { ApiRouter } from './router.js';
  * inside an OpenAPI document `#` is the document root, so those refs would dangle. Named
  * schemas move to `components.schemas` (an input variant that differs gets an `_input` name).
  */
-function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, unknown>): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+function toSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  components: Record<string, unknown>,
+): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+    reused: 'inline',
+  }) as Record<string, unknown>;
   const defs = (json.$defs ?? {}) as Record<string, unknown>;
   delete json.$defs;
   delete json.$schema;
@@ -17,7 +26,12 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     names.set(name, taken ? `${name}_${io}` : name);
   }
   const relink = <T>(v: T): T =>
-    JSON.parse(JSON.stringify(v).replace(/"#\/\$defs\/([^"]+)"/g, (_, n: string) => `"#/components/schemas/${names.get(n) ?? n}"`)) as T;
+    JSON.parse(
+      JSON.stringify(v).replace(
+        /"#\/\$defs\/([^"]+)"/g,
+        (_, n: string) => `"#/components/schemas/${names.get(n) ?? n}"`,
+      ),
+    ) as T;
   for (const [name, def] of Object.entries(defs)) components[names.get(name)!] = relink(def);
   return relink(json);
 }
@@ -38,7 +52,10 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         schema: { type: 'string' },
       }));
       if (spec.query) {
-        const q = toSchema(spec.query, 'input', schemas) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+        const q = toSchema(spec.query, 'input', schemas) as {
+          properties?: Record<string, Record<string, unknown>>;
+          required?: string[];
+        };
         for (const [name, schema] of Object.entries(q.properties ?? {})) {
           params.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema } as never);
         }
@@ -55,14 +72,27 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
             status,
             {
               description: res.description,
-              ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: toSchema(res.schema, 'output', schemas) } } } : {}),
-              ...(res.contentType && !res.schema ? { content: { [res.contentType]: { schema: { type: 'string', format: 'binary' } } } } : {}),
+              ...(res.schema
+                ? {
+                    content: {
+                      [res.contentType ?? 'application/json']: {
+                        schema: toSchema(res.schema, 'output', schemas),
+                      },
+                    },
+                  }
+                : {}),
+              ...(res.contentType && !res.schema
+                ? { content: { [res.contentType]: { schema: { type: 'string', format: 'binary' } } } }
+                : {}),
             },
           ]),
         ),
       };
       if (spec.body) {
-        op.requestBody = { required: true, content: { 'application/json': { schema: toSchema(spec.body, 'input', schemas) } } };
+        op.requestBody = {
+          required: true,
+          content: { 'application/json': { schema: toSchema(spec.body, 'input', schemas) } },
+        };
       } else if (spec.rawBody) {
         op.requestBody = {
           required: true,
@@ -83,7 +113,10 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         'Course authoring and delivery. Every JSON response has `data` (except GET /me); errors carry `error`, `message` and, for 400, `issues`.',
     },
     servers: [{ url: opts.serverUrl }],
-    components: { schemas, securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' } } },
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' } },
+    },
     paths,
   };
 }

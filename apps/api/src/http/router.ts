@@ -15,7 +15,10 @@ export interface ResponseSpec {
 }
 
 /** A route's contract: the single source for validation and the OpenAPI document. */
-export interface RouteSpec<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> {
+export interface RouteSpec<
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+> {
   method: Method;
   path: string;
   summary: string;
@@ -57,7 +60,10 @@ function jsonBody(limit: number): Middleware {
   return async (ctx: Context, next: Next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (hasBody && !ctx.is('application/json', '+json')) {
-      throw new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+      throw new AppError(
+        'unsupported_media_type',
+        'Send the body as JSON with Content-Type: application/json',
+      );
     }
     await parser(ctx, next);
   };
@@ -82,24 +88,29 @@ export class ApiRouter {
     const validate: Middleware = async (ctx, next) => {
       if (spec.query) {
         const r = (spec.query as z.ZodType).safeParse(ctx.query);
-        if (!r.success) throw new AppError('invalid_request', 'Query parameters are invalid', { issues: issuesFromZod(r.error.issues, ['query']) });
+        if (!r.success)
+          throw new AppError('invalid_request', 'Query parameters are invalid', {
+            issues: issuesFromZod(r.error.issues, ['query']),
+          });
         ctx.state.query = r.data;
       }
       if (spec.body) {
         const raw = (ctx.request as { body?: unknown }).body;
         const r = (spec.body as z.ZodType).safeParse(raw === undefined ? {} : raw);
-        if (!r.success) throw new AppError('invalid_request', 'Request body is invalid', { issues: issuesFromZod(r.error.issues) });
+        if (!r.success)
+          throw new AppError('invalid_request', 'Request body is invalid', {
+            issues: issuesFromZod(r.error.issues),
+          });
         ctx.state.body = r.data;
       }
       await next();
     };
     const parse: Middleware[] = spec.body ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT)] : [];
-    this.router.register(spec.path, [spec.method.toUpperCase()], [
-      ...middlewares,
-      ...parse,
-      validate,
-      handler as unknown as Middleware,
-    ]);
+    this.router.register(
+      spec.path,
+      [spec.method.toUpperCase()],
+      [...middlewares, ...parse, validate, handler as unknown as Middleware],
+    );
   }
 
   routes(): Middleware {

@@ -35,12 +35,21 @@ export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay
       summary: 'Search identities (newest first, paged)',
       tags,
       query: IdentitySearchQuery,
-      responses: { 200: { description: 'A page of identities', schema: z.object({ data: z.array(Identity), pagination: Pagination }) }, ...errorResponses },
+      responses: {
+        200: {
+          description: 'A page of identities',
+          schema: z.object({ data: z.array(Identity), pagination: Pagination }),
+        },
+        ...errorResponses,
+      },
     },
     async (ctx) => {
       const paging = parsePaging(ctx.query);
       const search = typeof ctx.query.search === 'string' ? ctx.query.search : undefined;
-      const { rows, total } = await searchIdentities(em(), ctx.state.auth.workspace.id, { search, ...paging });
+      const { rows, total } = await searchIdentities(em(), ctx.state.auth.workspace.id, {
+        search,
+        ...paging,
+      });
       ctx.body = paged(rows.map(identityDto), total, paging);
     },
   );
@@ -52,7 +61,11 @@ export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay
       summary: 'Upsert an identity by externalId (201 on first creation, 200 after)',
       tags,
       body: UpsertIdentity,
-      responses: { 200: { description: 'Updated', schema: z.object({ data: Identity }) }, 201: { description: 'Created', schema: z.object({ data: Identity }) }, ...errorResponses },
+      responses: {
+        200: { description: 'Updated', schema: z.object({ data: Identity }) },
+        201: { description: 'Created', schema: z.object({ data: Identity }) },
+        ...errorResponses,
+      },
     },
     async (ctx) => {
       const [r] = await upsertIdentities(em(), ctx.state.auth.workspace.id, [ctx.state.body]);
@@ -69,14 +82,24 @@ export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay
       summary: 'Upsert up to 500 identities (201 when any was created)',
       tags,
       body: BulkUpsertIdentities,
-      responses: { 200: { description: 'All existed', schema: z.object({ data: BulkUpsertResult }) }, 201: { description: 'Some created', schema: z.object({ data: BulkUpsertResult }) }, ...errorResponses },
+      responses: {
+        200: { description: 'All existed', schema: z.object({ data: BulkUpsertResult }) },
+        201: { description: 'Some created', schema: z.object({ data: BulkUpsertResult }) },
+        ...errorResponses,
+      },
     },
     async (ctx) => {
       const results = await upsertIdentities(em(), ctx.state.auth.workspace.id, ctx.state.body.identities);
       const created = results.filter((r) => r.created).length;
       if (created) deps.relay.kick();
       ctx.status = created ? 201 : 200;
-      ctx.body = { data: { created, updated: results.length - created, identities: results.map((r) => identityDto(r.identity)) } };
+      ctx.body = {
+        data: {
+          created,
+          updated: results.length - created,
+          identities: results.map((r) => identityDto(r.identity)),
+        },
+      };
     },
   );
 
@@ -87,7 +110,10 @@ export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay
       summary: 'Delete up to 500 identities by externalIds and/or ids (keys in the body)',
       tags,
       body: BulkDeleteIdentities,
-      responses: { 200: { description: 'What was removed', schema: z.object({ data: BulkDeleteResult }) }, ...errorResponses },
+      responses: {
+        200: { description: 'What was removed', schema: z.object({ data: BulkDeleteResult }) },
+        ...errorResponses,
+      },
     },
     async (ctx) => {
       ctx.body = { data: await bulkDeleteIdentities(em(), ctx.state.auth.workspace.id, ctx.state.body) };
@@ -100,7 +126,10 @@ export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay
       path: '/identities/:id',
       summary: 'Get one identity',
       tags,
-      responses: { 200: { description: 'The identity', schema: z.object({ data: Identity }) }, ...errorResponses },
+      responses: {
+        200: { description: 'The identity', schema: z.object({ data: Identity }) },
+        ...errorResponses,
+      },
     },
     async (ctx) => {
       ctx.body = { data: identityDto(await getIdentity(em(), ctx.state.auth.workspace.id, ctx.params.id)) };

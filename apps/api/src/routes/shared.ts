@@ -3,9 +3,15 @@ import type { ResponseSpec } from '../http/router.js';
 
 /** The error rows every keyed route can answer with (SPEC.md "Errors"). */
 export const errorResponses: Record<number, ResponseSpec> = {
-  400: { description: 'invalid_request: the body or query fails validation (with issues)', schema: ErrorBody },
+  400: {
+    description: 'invalid_request: the body or query fails validation (with issues)',
+    schema: ErrorBody,
+  },
   401: { description: 'unauthorized: missing, wrong, revoked or malformed key', schema: ErrorBody },
-  402: { description: 'plan_required: Sandbox allowance spent, or invoice past its grace period', schema: ErrorBody },
+  402: {
+    description: 'plan_required: Sandbox allowance spent, or invoice past its grace period',
+    schema: ErrorBody,
+  },
   403: { description: 'insufficient_scope (read-only key) or plan_required', schema: ErrorBody },
   404: { description: 'not_found', schema: ErrorBody },
   429: { description: 'rate_limited (Retry-After seconds)', schema: ErrorBody },

@@ -34,7 +34,9 @@ export class Migration20261121000001_spine extends Migration {
         updated_at timestamptz not null default now(),
         unique (workspace_id, external_id)
       );`);
-    this.addSql(`create index identities_ws_created_idx on identities (workspace_id, created_at desc, id desc);`);
+    this.addSql(
+      `create index identities_ws_created_idx on identities (workspace_id, created_at desc, id desc);`,
+    );
     this.addSql(`
       create table outbox_events (
         id text primary key,
@@ -44,7 +46,9 @@ export class Migration20261121000001_spine extends Migration {
         created_at timestamptz not null default now(),
         published_at timestamptz null
       );`);
-    this.addSql(`create index outbox_unpublished_idx on outbox_events (created_at) where published_at is null;`);
+    this.addSql(
+      `create index outbox_unpublished_idx on outbox_events (created_at) where published_at is null;`,
+    );
     this.addSql(`
       create table jobs (
         id text primary key,
@@ -94,7 +98,15 @@ export class Migration20261121000001_spine extends Migration {
 
   override async down(): Promise<void> {
     this.addSql('drop function if exists lectern_rate_hit(text, integer, integer);');
-    for (const t of ['rate_hits', 'usage_counters', 'jobs', 'outbox_events', 'identities', 'api_keys', 'workspaces']) {
+    for (const t of [
+      'rate_hits',
+      'usage_counters',
+      'jobs',
+      'outbox_events',
+      'identities',
+      'api_keys',
+      'workspaces',
+    ]) {
       this.addSql(`drop table if exists ${t} cascade;`);
     }
   }

@@ -28,7 +28,14 @@ export async function createOrm(opts: DbOptions): Promise<MikroORM> {
     // A short acquire timeout turns "database down" into a fast 503 instead of a hung request.
     pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5000, idleTimeoutMillis: 30000 },
     driverOptions: { connection: { connectionTimeoutMillis: 3000, keepAlive: true } },
-    migrations: { migrationsList, tableName: 'lectern_migrations', transactional: true, allOrNothing: true },
+    // Silent: callers report what was applied in their own words.
+    migrations: {
+      migrationsList,
+      tableName: 'lectern_migrations',
+      transactional: true,
+      allOrNothing: true,
+      silent: true,
+    },
     // Connecting is lazy: a process started while PostgreSQL is down comes up and recovers by itself.
     connect: false,
   });

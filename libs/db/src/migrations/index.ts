@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000001_spine } from './Migration20261121000001_spine.js';
 import { Migration20261121000100_webhooks } from './Migration20261121000100_webhooks.js';
 import { Migration20261121000200_authoring } from './Migration20261121000200_authoring.js';
+import { Migration20261121000300_rate_counter } from './Migration20261121000300_rate_counter.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000001_spine', class: Migration20261121000001_spine },
   { name: 'Migration20261121000100_webhooks', class: Migration20261121000100_webhooks },
   { name: 'Migration20261121000200_authoring', class: Migration20261121000200_authoring },
+  { name: 'Migration20261121000300_rate_counter', class: Migration20261121000300_rate_counter },
 ];

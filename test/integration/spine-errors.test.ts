@@ -140,10 +140,16 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
       });
     }
 
-    it('an unknown method on a known path → 404 JSON, not an HTML/empty response', async () => {
+    it('an unknown method on a known path → 405 JSON method_not_allowed with Allow', async () => {
       const res = await call<ErrBody>(app.base, 'PUT', '/me', { key: ws.key, body: {} });
-      expect(res.status).to.be.oneOf([404, 405]);
-      expect(res.body.error).to.be.a('string');
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow')).to.include('GET');
+    });
+
+    it('OPTIONS on a known path answers with Allow, also for a read-only key', async () => {
+      const res = await call(app.base, 'OPTIONS', '/identities', { key: ws.readKey });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('allow')).to.include('GET').and.include('POST');
     });
   });
 

@@ -153,5 +153,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
 
   app.use(pub.routes());
   app.use(api.routes());
+  // OPTIONS answers with Allow; a known path with another method is a JSON 405 (errors.ts).
+  app.use(pub.allowedMethods());
+  app.use(api.allowedMethods());
   return { app, api, pub, openapi };
 }

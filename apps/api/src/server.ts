@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { startRelay, type Relay } from '../../../libs/events/src/index.js';
@@ -9,6 +10,34 @@ export interface ApiServer {
   relay: Relay;
   url: string;
   close(): Promise<void>;
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Koa sees them (a raw newline inside a header, a
+ * malformed request line) still get a JSON error body. A broken Authorization header is the
+ * spec's 401 (a stray newline in the key); anything else is a 400.
+ */
+function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const raw = err.rawPacket?.toString('latin1') ?? '';
+  const auth = /\r?\nauthorization:/i.test(raw);
+  const status = auth ? 401 : 400;
+  const body = JSON.stringify(
+    auth
+      ? { error: 'unauthorized', message: 'Malformed Authorization header; send Authorization: Bearer <key>' }
+      : {
+          error: 'invalid_request',
+          message: 'Malformed HTTP request',
+          issues: [{ code: 'malformed', path: [], message: err.code ?? 'bad request' }],
+        },
+  );
+  socket.end(
+    `HTTP/1.1 ${status} ${auth ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Listens and runs the outbox relay (safe in every replica: rows are claimed with SKIP LOCKED). */
@@ -22,6 +51,9 @@ export async function startApiServer(
       : startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
   const { app } = buildApp({ rt, relay });
   const server = http.createServer(app.callback());
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) =>
+    answerClientError(err, socket),
+  );
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+// Pure parsers (no I/O): the webhook settings are checked with the rest of the configuration.
+import { parseRetryDelays } from '../../webhooks/src/retry.js';
+import { parseEncryptionKey } from '../../webhooks/src/secrets.js';
 
 /**
  * Configuration comes from environment variables only, parsed once per process.
@@ -50,9 +53,19 @@ export const ApiEnv = z.object({
   TRUST_PROXY: bool.default(false),
 });
 
+/** Runs a parser that throws on bad input as a zod check, so its message joins every other bad variable's. */
+const checkedBy = (parse: (v: string) => unknown) =>
+  z.string().superRefine((v, ctx) => {
+    try {
+      parse(v);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
+
 export const WebhookEnv = z.object({
-  WEBHOOK_SECRET_KEY: z.string().optional(),
-  WEBHOOK_RETRY_DELAYS: z.string().optional(),
+  WEBHOOK_SECRET_KEY: checkedBy((v) => parseEncryptionKey(v, 'a 32-byte key')).optional(),
+  WEBHOOK_RETRY_DELAYS: checkedBy(parseRetryDelays).optional(),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
 });
 
@@ -90,10 +103,14 @@ export function parseEnv<S extends z.ZodType>(
   const result = schema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(
-      result.error.issues.map(
-        (i) =>
-          `${i.path.join('.') || '(env)'}: ${i.message} (got ${JSON.stringify(cleaned[String(i.path[0])] ?? null)})`,
-      ),
+      result.error.issues.map((i) => {
+        const name = String(i.path[0] ?? '');
+        // Never echo a secret into logs or a terminal, even a malformed one.
+        const got = /SECRET|PASSWORD|_KEY$/.test(name)
+          ? 'value hidden'
+          : `got ${JSON.stringify(cleaned[name] ?? null)}`;
+        return `${i.path.join('.') || '(env)'}: ${i.message} (${got})`;
+      }),
     );
   }
   return result.data;

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'plan_required'
   | 'plan_blocked'
   | 'not_found'
+  | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
@@ -61,6 +62,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: number; error: string }> =
   // SPEC: a spent Sandbox allowance or an unpaid invoice past grace is a 402 with the same stable code.
   plan_blocked: { status: 402, error: 'plan_required' },
   not_found: { status: 404, error: 'not_found' },
+  method_not_allowed: { status: 405, error: 'method_not_allowed' },
   conflict: { status: 409, error: 'conflict' },
   payload_too_large: { status: 413, error: 'payload_too_large' },
   unsupported_media_type: { status: 415, error: 'unsupported_media_type' },

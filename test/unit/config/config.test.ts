@@ -80,6 +80,8 @@ describe('config: loadConfig', () => {
           RATE_LIMIT_PER_MINUTE: '-1',
           TRUST_PROXY: 'maybe',
           S3_BUCKET: 'UPPER',
+          WEBHOOK_RETRY_DELAYS: '1,2',
+          WEBHOOK_SECRET_KEY: 'not-a-key',
         });
       } catch (e) {
         return e as ConfigError;
@@ -95,8 +97,12 @@ describe('config: loadConfig', () => {
       'RATE_LIMIT_PER_MINUTE',
       'S3_BUCKET',
       'TRUST_PROXY',
+      'WEBHOOK_RETRY_DELAYS',
+      'WEBHOOK_SECRET_KEY',
     ]);
     for (const v of named) expect(err.message).to.include(v);
+    // A secret is never echoed back, even a malformed one.
+    expect(err.message).not.to.include('not-a-key');
   });
 
   it('BUS_PREFIX must be safe inside stream and subject names', () => {

@@ -37,7 +37,7 @@ const unauthorized = () =>
 
 /**
  * Bearer API key → workspace. Then, in this order: the shared rate limit (per key, every
- * replica counts against the same window), the read-only scope, and the 402 access rules.
+ * replica counts against the same window), the 402 access rules, and the read-only scope.
  */
 export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number }) {
   const dummy = hashKey('lk_timing_padding_value_that_never_matches');
@@ -79,9 +79,6 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
         );
       }
     }
-    if (row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
-      throw new AppError('insufficient_scope', 'This API key is read-only; use a key with write access');
-    }
     const workspace = {
       id: row.workspace_id,
       name: row.name,
@@ -89,7 +86,11 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
       billingStatus: row.billing_status,
       graceUntil: row.grace_until ? new Date(row.grace_until) : null,
     };
+    // SPEC: a blocked workspace gets 402 on every endpoint, so this comes before the scope check.
     checkAccess({ workspace, viewsThisMonth: Number(row.views) });
+    if (row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
+      throw new AppError('insufficient_scope', 'This API key is read-only; use a key with write access');
+    }
     ctx.state.auth = { keyId: row.key_id, scope: row.scope, workspace } satisfies AuthState;
     await next();
   };

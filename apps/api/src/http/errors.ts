@@ -34,7 +34,8 @@ function fromHttpError(err: BodyParserError): AppError | null {
     return new AppError('invalid_request', msg, { issues: [{ code: 'malformed', path: [], message: msg }] });
   }
   if (status === 404) return new AppError('not_found', 'Not found');
-  if (status === 405 || status === 501) return new AppError('not_found', 'No such route');
+  if (status === 405) return new AppError('method_not_allowed', 'Method not allowed on this path');
+  if (status === 501) return new AppError('not_found', 'No such route');
   return null;
 }
 
@@ -45,6 +46,12 @@ export function errorMiddleware(log: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      }
+      if (ctx.status === 405 && !ctx.body) {
+        throw new AppError(
+          'method_not_allowed',
+          `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        );
       }
     } catch (caught) {
       const err = asUnavailable(caught);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { sql } from '../../libs/db/src/index.js';
@@ -19,8 +19,8 @@ import {
  * The webhook benchmark (issue 4). Numbers only; nothing here asserts on timing.
  *
  *  clean     N events written to the outbox (batches of 500, as fast as PostgreSQL takes them) and delivered to
- *            one loopback receiver by the whole pipeline: relay → EVENTS → fan-out → PostgreSQL → dispatcher →
- *            DELIVERIES → signed POST → attempt recorded.
+ *            one loopback receiver by the whole pipeline: relay → EVENTS → fan-out → PostgreSQL → claim →
+ *            signed POST (in the claiming worker) → attempt recorded.
  *  bare      the same N bodies POSTed by a bare loop (keep-alive, no signing, no database, no bus) with the
  *            same concurrency the pipeline allows one endpoint from one worker (16 requests at once).
  *  withDeadEndpoint   `clean` again with a second endpoint, subscribed to the same events, that never answers
@@ -32,6 +32,8 @@ import {
  * runs it includes the time the event waited behind the others (the bare loop's includes the same queueing).
  *
  * Tunables (environment): BENCH_WEBHOOK_EVENTS (10000), BENCH_WEBHOOK_PACED (1000), BENCH_WEBHOOK_RATE (200).
+ * Diagnostics: BENCH_WEBHOOK_TRACE=1 prints every 250 ms how far each stage has got and the event-loop delay;
+ * BENCH_WEBHOOK_CPUPROF=<path> writes a CPU profile of each burst run to <path>.<n>.cpuprofile.
  */
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
@@ -139,6 +141,58 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
   return committed;
 }
 
+/** BENCH_WEBHOOK_TRACE=1: prints, every 250 ms, how far each stage of the pipeline has got (diagnostics). */
+function startTrace(rt: Runtime, wsId: string, sink: Sink) {
+  const t0 = performance.now();
+  let stopped = false;
+  const lag = monitorEventLoopDelay({ resolution: 5 });
+  lag.enable();
+  const loop = (async () => {
+    while (!stopped) {
+      const [row] = await sql<Record<string, string>>(
+        rt.orm.em.fork(),
+        `select (select count(*) from outbox_events where workspace_id = ?) as written,
+                (select count(*) from outbox_events where workspace_id = ? and published_at is not null) as published,
+                (select count(*) from webhook_deliveries where workspace_id = ?) as fanned,
+                (select count(*) from webhook_deliveries where workspace_id = ? and status = 'delivered') as recorded`,
+        [wsId, wsId, wsId, wsId],
+      );
+      console.log(
+        `trace ${Math.round(performance.now() - t0)} ms: written ${row.written} published ${row.published}` +
+          ` fanned ${row.fanned} received ${sink.seen.size} recorded ${row.recorded}` +
+          ` loop delay p50/max ${round(lag.percentile(50) / 1e6)}/${round(lag.max / 1e6)} ms`,
+      );
+      lag.reset();
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      lag.disable();
+    },
+  };
+}
+
+let profiles = 0;
+/** BENCH_WEBHOOK_CPUPROF=path: a CPU profile of each burst run of the pipeline (diagnostics). */
+async function startProfile() {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(file: string) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 async function pipelineRun(
   rt: Runtime,
   relay: Relay,
@@ -147,12 +201,16 @@ async function pipelineRun(
   count: number,
   pace?: number,
 ): Promise<ReturnType<typeof stats>> {
+  const trace = process.env.BENCH_WEBHOOK_TRACE ? startTrace(rt, ws.id, sink) : undefined;
+  const prof = process.env.BENCH_WEBHOOK_CPUPROF && !pace ? await startProfile() : undefined;
   const committed = await writeEvents(rt, relay, ws.id, count, pace);
   await waitFor(() => [...committed.keys()].every((id) => sink.seen.has(id)), {
     timeoutMs: 600_000,
     intervalMs: 50,
     what: `${count} deliveries`,
   });
+  await trace?.stop();
+  await prof?.stop(`${process.env.BENCH_WEBHOOK_CPUPROF}.${++profiles}.cpuprofile`);
   const latencies = [...committed].map(([id, at]) => sink.seen.get(id)! - at);
   const first = Math.min(...committed.values());
   const last = Math.max(...[...committed.keys()].map((id) => sink.seen.get(id)!));

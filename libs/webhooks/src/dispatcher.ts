@@ -1,23 +1,25 @@
 /**
- * The dispatcher: turns due rows of `webhook_deliveries` into messages on the DELIVERIES stream.
+ * The dispatcher: claims due rows of `webhook_deliveries` and hands them to this worker's sender, in-process.
  *
- * PostgreSQL holds the schedule (`next_attempt_at`), so retries survive restarts of every process; JetStream only
- * carries "attempt this now" messages. A claim leases rows atomically (`FOR UPDATE SKIP LOCKED`, so any number of
- * workers may dispatch at once) and bumps `claim_seq`; the message carries that number. A worker that dies
- * mid-attempt leaves a lease that simply expires, and the row is claimed and published again.
+ * PostgreSQL holds the schedule (`next_attempt_at`), so retries survive restarts of every process; nothing waits
+ * in a timer in memory. A claim leases rows atomically (`FOR UPDATE SKIP LOCKED`, so any number of workers may
+ * claim at once) for a short lease (the request deadline plus a margin) and bumps `claim_seq`; only the holder of
+ * the current claim may record an attempt. A worker that dies mid-attempt leaves a lease that simply expires
+ * within seconds, and the row is claimed again (by any worker). The sender renews the leases of rows it still
+ * holds (waiting for a request slot of their endpoint), so a live worker's rows are never taken over.
  *
  * Concurrency is bounded in the claim itself, across every worker: at most `perEndpoint` leased rows per endpoint
  * and `maxInFlight` overall, so a dead endpoint (every attempt held for the 5 s timeout) occupies a few slots and
- * never the queue in front of healthy endpoints.
+ * never the queue in front of healthy endpoints; and each worker claims no more than its free local slots.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql, type EntityManager } from '../../db/src/index.js';
+import type { EntityManager } from '../../db/src/index.js';
+import { query } from './pg.js';
 import type { Bus } from '../../bus/src/index.js';
 import type { Logger } from '../../log/src/index.js';
-import type { DeliveryCommand } from '../../contracts/src/index.js';
 
 export interface ClaimLimits {
-  /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy while rows travel. */
+  /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */
   perEndpoint: number;
   /**
    * Leased rows per endpoint while it is slow: some row of it has been leased for more than `slowAfterSec`
@@ -28,10 +30,30 @@ export interface ClaimLimits {
   slowAfterSec: number;
   /** Leased rows overall. */
   maxInFlight: number;
-  /** Rows claimed per statement. */
+  /** Rows claimed per statement (at most; a worker claims no more than its free slots). */
   batch: number;
-  /** Lease given at claim time: covers the wait in the stream before a worker starts the attempt. */
+  /**
+   * Lease given at claim time (and when an attempt starts): covers the attempt's deadline and its recording with
+   * a margin. Rows that wait longer for a request slot have their lease renewed by the sender.
+   */
   leaseSec: number;
+}
+
+/** One claimed delivery: everything its attempt needs except the signing secret. */
+export interface ClaimedDelivery {
+  deliveryId: string;
+  endpointId: string;
+  /** The row's `claim_seq` after this claim: only its holder may record the attempt. */
+  claim: number;
+  /** 1-based number of the attempt this claim makes. */
+  attempt: number;
+  maxAttempts: number;
+  eventId: string;
+  eventType: string;
+  /** The endpoint's URL when the row was claimed. */
+  url: string;
+  /** The exact request body. */
+  payload: string;
 }
 
 interface ClaimedRow {
@@ -55,11 +77,10 @@ interface ClaimedRow {
  * the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep them from claiming
  * the same row.
  *
- * Returns, per row, the message that attempts it: everything the POST needs except the signing secret, with the
- * endpoint's URL as of now.
+ * Returns the claimed rows with the endpoint's URL as of now.
  */
-export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<DeliveryCommand[]> {
-  const rows = await sql<ClaimedRow>(
+export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+  const rows = await query<ClaimedRow>(
     em,
     `with recursive eps(endpoint_id) as (
        (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
@@ -123,19 +144,56 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
   }));
 }
 
-/** Gives a lease back (the publish failed) so the next pass claims the row again. */
-async function releaseClaims(em: EntityManager, claims: DeliveryCommand[]): Promise<void> {
-  for (const c of claims) {
-    await sql(
-      em,
-      `update webhook_deliveries set locked_until = null where id = ? and claim_seq = ? and status = 'pending'`,
-      [c.deliveryId, c.claim],
-    );
-  }
+type ClaimRef = Pick<ClaimedDelivery, 'deliveryId' | 'claim' | 'attempt'>;
+
+const claimTuples = (claims: ClaimRef[], params: unknown[]): string =>
+  claims
+    .map((c) => {
+      params.push(c.deliveryId, c.claim, c.attempt);
+      return '(?::text, ?::int, ?::int)';
+    })
+    .join(', ');
+
+/**
+ * Renews claims for `leaseSec` from now, for each one that may still make its attempt: the row is pending,
+ * carries this claim (nobody claimed it since, even if the lease ran out meanwhile), has not recorded this
+ * attempt and has not been released, and its endpoint is active. Returns, per claim, the endpoint's current URL,
+ * or null when the claim is no longer good (nothing must be sent for it).
+ */
+export async function renewClaims(
+  em: EntityManager,
+  claims: ClaimRef[],
+  leaseSec: number,
+): Promise<(string | null)[]> {
+  if (claims.length === 0) return [];
+  const params: unknown[] = [leaseSec];
+  const values = claimTuples(claims, params);
+  const rows = await query<{ id: string; claim_seq: number; url: string }>(
+    em,
+    `with lease(secs) as (select ?::int), v(id, claim, attempt) as (values ${values})
+     update webhook_deliveries d set locked_until = now() + make_interval(secs => lease.secs)
+       from v, lease, webhook_endpoints e
+      where d.id = v.id and d.claim_seq = v.claim and d.attempts + 1 = v.attempt and d.status = 'pending'
+        and d.locked_until is not null and e.id = d.endpoint_id and e.is_active
+     returning d.id, d.claim_seq, e.url`,
+    params,
+  );
+  const urls = new Map(rows.map((r) => [`${r.id}:${Number(r.claim_seq)}`, r.url]));
+  return claims.map((c) => urls.get(`${c.deliveryId}:${c.claim}`) ?? null);
 }
 
-export function deliverySubject(bus: Bus): string {
-  return bus.names.subject('deliveries', 'send');
+/** Gives leases back (a worker stopping before their attempts started) so the next claim takes the rows at once. */
+export async function releaseClaims(em: EntityManager, claims: ClaimRef[]): Promise<void> {
+  if (claims.length === 0) return;
+  const params: unknown[] = [];
+  const values = claimTuples(claims, params);
+  await query(
+    em,
+    `with v(id, claim, attempt) as (values ${values})
+     update webhook_deliveries d set locked_until = null
+       from v where d.id = v.id and d.claim_seq = v.claim and d.attempts + 1 = v.attempt and d.status = 'pending'`,
+    params,
+  );
 }
 
 /** Core-NATS subject that wakes every dispatcher (after a resend or a test send from the API). */
@@ -150,54 +208,46 @@ export function kickDispatchers(bus: Bus): void {
 
 export interface Dispatcher {
   kick(): void;
-  /** One claim-and-publish pass; returns how many rows were published. */
+  /** One claim pass; returns how many rows were claimed and handed over. */
   passOnce(): Promise<number>;
   stop(): Promise<void>;
 }
 
 export function startDispatcher(deps: {
   orm: MikroORM;
-  bus: Bus;
   log: Logger;
   limits: ClaimLimits;
   /** Poll for rows that became due (retries) at this interval. */
   pollMs: number;
+  /** Free local slots: rows this worker can take now. */
+  room(): number;
+  /** Takes the claimed rows (starts their attempts), leased at `leasedAt` (performance.now()); must not throw. */
+  hand(rows: ClaimedDelivery[], leasedAt: number): void;
 }): Dispatcher {
-  const { orm, bus, log, limits } = deps;
-  const subject = deliverySubject(bus);
+  const { orm, log, limits } = deps;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | null = null;
   let again = false;
 
   const passOnce = async (): Promise<number> => {
-    const em = orm.em.fork();
-    const claimed = await claimDue(em, limits);
-    if (claimed.length === 0) return 0;
-    const results = await Promise.allSettled(
-      claimed.map((cmd) =>
-        bus.publish(subject, cmd, { msgId: `${cmd.deliveryId}:${cmd.claim}`, timeoutMs: 5000 }),
-      ),
-    );
-    const failed = claimed.filter((_, i) => results[i].status === 'rejected');
-    if (failed.length) {
-      const reason = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason;
-      log.warn(
-        { err: reason, failed: failed.length },
-        'webhook dispatcher: publish failed; releasing the claims',
-      );
-      await releaseClaims(em, failed);
-    }
-    return claimed.length - failed.length;
+    const batch = Math.min(limits.batch, deps.room());
+    if (batch <= 0 || stopped) return 0;
+    const leasedAt = performance.now();
+    const claimed = await claimDue(orm.em.fork(), { ...limits, batch });
+    if (claimed.length) deps.hand(claimed, leasedAt);
+    return claimed.length;
   };
 
   const pass = async (): Promise<void> => {
     try {
-      let n: number;
+      let full: boolean;
       do {
         again = false;
-        n = await passOnce();
-      } while ((n >= limits.batch || again) && !stopped);
+        const want = Math.min(limits.batch, deps.room());
+        const n = await passOnce();
+        full = want > 0 && n >= want && deps.room() > 0;
+      } while ((full || again) && !stopped);
     } catch (err) {
       log.warn({ err }, 'webhook dispatcher pass failed; will retry');
     }

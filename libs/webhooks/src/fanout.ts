@@ -6,7 +6,8 @@
  * check-then-insert race. Endpoints created after the event do not receive it. Events are fanned out in batches
  * (two statements per batch), see `Batcher`.
  */
-import { newId, sql, type EntityManager } from '../../db/src/index.js';
+import { newId, type EntityManager } from '../../db/src/index.js';
+import { query } from './pg.js';
 import type { EventEnvelope } from '../../contracts/src/index.js';
 import { MAX_ATTEMPTS } from './retry.js';
 
@@ -24,43 +25,49 @@ export function envelopeBody(env: EventEnvelope): string {
 /** Creates the deliveries of these events; returns, per event, how many were new. */
 export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
   if (envs.length === 0) return [];
-  const params: unknown[] = [];
-  const tuples = envs.map((env, i) => {
-    params.push(i, env.workspaceId, env.type, env.createdAt);
-    return '(?::int, ?::text, ?::text, ?::timestamptz)';
-  });
-  const targets = await sql<{ idx: number; endpoint_id: string }>(
+  const targets = await query<{ idx: number; endpoint_id: string }>(
     em,
     `select v.idx, e.id as endpoint_id
-       from (values ${tuples.join(', ')}) as v(idx, workspace_id, type, created_at)
+       from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
        join webhook_endpoints e
          on e.workspace_id = v.workspace_id and e.is_active and v.type = any (e.event_types)
         and e.created_at <= v.created_at`,
-    params,
+    [
+      envs.map((_, i) => i),
+      envs.map((e) => e.workspaceId),
+      envs.map((e) => e.type),
+      envs.map((e) => e.createdAt),
+    ],
   );
   const created = envs.map(() => 0);
   if (targets.length === 0) return created;
+  // One array per column (unnest): a handful of bound values whatever the number of rows.
+  const cols = { id: [] as string[], endpoint: [] as string[], event: [] as string[], type: [] as string[] };
+  const payloads: string[] = [];
   const bodies = new Map<number, string>();
-  const insertParams: unknown[] = [MAX_ATTEMPTS];
-  const rows = targets.map((t) => {
+  for (const t of targets) {
     const env = envs[t.idx];
-    if (!bodies.has(t.idx)) bodies.set(t.idx, envelopeBody(env));
-    insertParams.push(newId('whd'), t.endpoint_id, env.id, env.type, bodies.get(t.idx));
-    return '(?::text, ?::text, ?::text, ?::text, ?::text)';
-  });
-  const inserted = await sql<{ event_id: string }>(
+    let body = bodies.get(t.idx);
+    if (body === undefined) bodies.set(t.idx, (body = envelopeBody(env)));
+    cols.id.push(newId('whd'));
+    cols.endpoint.push(t.endpoint_id);
+    cols.event.push(env.id);
+    cols.type.push(env.type);
+    payloads.push(body);
+  }
+  const inserted = await query<{ event_id: string }>(
     em,
     `insert into webhook_deliveries
        (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempts, max_attempts,
         next_attempt_at, created_at, updated_at)
-     select v.id, e.workspace_id, e.id, v.event_id, v.event_type, v.payload, 'pending', 0, x.max_attempts,
+     select v.id, e.workspace_id, e.id, v.event_id, v.event_type, v.payload, 'pending', 0, ?::int,
             now(), now(), now()
-       from (select ?::int as max_attempts) x
-       cross join (values ${rows.join(', ')}) as v(id, endpoint_id, event_id, event_type, payload)
+       from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[])
+              as v(id, endpoint_id, event_id, event_type, payload)
        join webhook_endpoints e on e.id = v.endpoint_id and e.is_active
      on conflict (event_id, endpoint_id) do nothing
      returning event_id`,
-    insertParams,
+    [MAX_ATTEMPTS, cols.id, cols.endpoint, cols.event, cols.type, payloads],
   );
   const index = new Map(envs.map((e, i) => [e.id, i]));
   for (const r of inserted) created[index.get(r.event_id)!]++;

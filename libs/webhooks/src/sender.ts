@@ -1,72 +1,53 @@
 /**
- * The delivery consumer's handler: one attempt of one delivery.
+ * The sender: attempts the deliveries this worker claimed, in-process, one attempt each.
  *
- * 1. The message carries what the POST needs (claimed moments ago, with the endpoint's URL of that moment);
+ * 1. A claimed row carries what the POST needs (claimed moments ago, with the endpoint's URL of that moment);
  *    only the signing secret comes from PostgreSQL, once per endpoint per process (secrets never change).
- *    When the message waited long for a request slot of its endpoint, or is a redelivery (its first worker may have
- *    died before or after recording), the claim is checked first: still this claim's, still pending, still
- *    leased, endpoint still active; if not, nothing is sent.
- * 2. POST with `deliverOnce` (SSRF check after DNS resolution, pinned address, 5 s deadline, no redirects).
- * 3. Record the attempt and the outcome, guarded by the claim: delivered; pending again with `next_attempt_at`
+ * 2. It waits for a request slot of its endpoint (at most `perEndpoint` requests at once per endpoint in this
+ *    process). When it waited longer than a moment, the claim is renewed and checked first in the same statement
+ *    (`renewClaims`): still this claim's, still pending, endpoint still active; if not, nothing is sent. Either way
+ *    the attempt starts with most of a lease ahead of it (the request deadline plus a margin).
+ * 3. POST with `deliverOnce` (SSRF check after DNS resolution, pinned address, 5 s deadline, no redirects).
+ * 4. Record the attempt and the outcome, guarded by the claim: delivered; pending again with `next_attempt_at`
  *    from the retry schedule (honouring Retry-After); failed after the last allowed attempt; or, on 410, failed
  *    with the endpoint switched off and its other pending deliveries cancelled.
  *
- * A worker that dies mid-attempt leaves its message unacknowledged: JetStream hands it to another worker after
- * AckWait, and the row's lease is the backstop. Checks and records of concurrent attempts are grouped into one
- * statement each (`Batcher`).
+ * While rows wait for a slot (a slow endpoint), their leases are renewed every few seconds, so a live worker's
+ * rows are not claimed by another; renewed leases read as "leased a while ago", which marks the endpoint slow in
+ * the claim. A worker that dies mid-attempt stops renewing: its leases run out within the lease time and the rows
+ * are claimed again. Renewals, checks and records of concurrent attempts are grouped into one statement each
+ * (`Batcher`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { sql, type EntityManager } from '../../db/src/index.js';
+import { query } from './pg.js';
 import type { Logger } from '../../log/src/index.js';
-import type { DeliveryCommand } from '../../contracts/src/index.js';
 import { decryptSecret } from './secrets.js';
 import { signatureHeaders } from './signature.js';
 import { deliverOnce, type DeliveryResult } from './deliver.js';
 import { nextDelaySeconds } from './retry.js';
 import { cancelPending } from './deliveries.js';
 import { Batcher } from './batcher.js';
+import { releaseClaims, renewClaims, type ClaimedDelivery } from './dispatcher.js';
 import type { HostResolver } from './ssrf.js';
 
 /**
- * For each message: the endpoint's current URL when the message may still make its attempt (the row is pending,
- * carries this claim and has not recorded this attempt, and the endpoint is active), else null.
+ * A claim whose lease was given longer ago than this (it waited for a request slot: its endpoint is slow) is
+ * renewed and checked again before sending: the delivery may have been cancelled or its endpoint changed
+ * meanwhile. Shorter waits are the normal queueing of a busy healthy endpoint, not worth a statement each.
  */
-export async function recheckClaims(em: EntityManager, cmds: DeliveryCommand[]): Promise<(string | null)[]> {
-  if (cmds.length === 0) return [];
-  const rows = await sql<{
-    id: string;
-    claim_seq: number;
-    attempts: number;
-    leased: boolean;
-    url: string;
-    is_active: boolean;
-  }>(
-    em,
-    `select d.id, d.claim_seq, d.attempts, d.locked_until is not null as leased, e.url, e.is_active
-       from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-      where d.id in (?) and d.status = 'pending'`,
-    [[...new Set(cmds.map((c) => c.deliveryId))]],
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return cmds.map((c) => {
-    const r = byId.get(c.deliveryId);
-    const current =
-      r && r.is_active && r.leased && Number(r.claim_seq) === c.claim && Number(r.attempts) + 1 === c.attempt;
-    return current ? r.url : null;
-  });
-}
-
-/**
- * A message that waited longer than this for a request slot (its endpoint is slow) checks its claim again before
- * sending: the delivery may have been cancelled or its endpoint changed meanwhile. Shorter waits are the normal
- * queueing of a busy healthy endpoint, not worth a read each.
- */
-const RECHECK_AFTER_WAIT_MS = 1000;
+const RECHECK_AFTER_MS = 1000;
+/** Held claims whose lease was given longer ago than this are renewed; checked every RENEW_EVERY_MS. */
+const RENEW_AFTER_MS = 4000;
+const RENEW_EVERY_MS = 2000;
 
 /** Group commit settings: one statement in flight at a time, so concurrent attempts share it. */
 const BATCH = { maxBatch: 256, parallel: 1, lingerMs: 5 };
 
-/** Encrypted signing secrets by endpoint id, loaded in batches and kept (a secret never changes). */
+/**
+ * Signing secrets by endpoint id, loaded in batches, decrypted once and kept (a secret never changes; decrypting
+ * per attempt was a measured share of the worker's CPU). They stay in this process's memory only.
+ */
 class SigningSecrets {
   private cache = new Map<string, string>();
   private loads: Batcher<string, string | null>;
@@ -77,9 +58,9 @@ class SigningSecrets {
     private readonly max = 10_000,
   ) {
     this.loads = new Batcher(async (ids: string[]) => {
-      const rows = await sql<{ id: string; secret_encrypted: string }>(
+      const rows = await query<{ id: string; secret_encrypted: string }>(
         orm.em.fork(),
-        'select id, secret_encrypted from webhook_endpoints where id in (?)',
+        'select id, secret_encrypted from webhook_endpoints where id = any (?::text[])',
         [[...new Set(ids)]],
       );
       const byId = new Map(rows.map((r) => [r.id, r.secret_encrypted]));
@@ -89,15 +70,14 @@ class SigningSecrets {
 
   /** The plain secret, or null when the endpoint is gone. Throws when it cannot be decrypted. */
   async get(endpointId: string): Promise<string | null> {
-    let stored = this.cache.get(endpointId);
-    if (stored === undefined) {
-      const loaded = await this.loads.add(endpointId);
-      if (loaded === null) return null;
-      stored = loaded;
-      if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(endpointId, stored);
-    }
-    return decryptSecret(stored, this.key, endpointId);
+    const cached = this.cache.get(endpointId);
+    if (cached !== undefined) return cached;
+    const stored = await this.loads.add(endpointId);
+    if (stored === null) return null;
+    const plain = decryptSecret(stored, this.key, endpointId);
+    if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(endpointId, plain);
+    return plain;
   }
 }
 
@@ -122,7 +102,7 @@ export function decideOutcome(
 const clean = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));
 
 export interface AttemptRecord {
-  cmd: DeliveryCommand;
+  cmd: ClaimedDelivery;
   result: DeliveryResult;
   startedAt: Date;
   outcome: AttemptOutcome;
@@ -159,7 +139,7 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
     );
     return '(?::text, ?::int, ?::text, ?::int, ?::int, ?::text, ?::text, ?::int, ?::text, ?::timestamptz)';
   });
-  const written = await sql<{ delivery_id: string }>(
+  const written = await query<{ delivery_id: string }>(
     em,
     `with v(id, claim, status, delay, code, last_error, error, duration, body, started) as (
        values ${tuples.join(', ')}
@@ -202,14 +182,17 @@ async function recordGone(em: EntityManager, record: AttemptRecord): Promise<boo
   });
 }
 
-/** Bounds concurrent requests per key in this process; waiters are served in arrival order. */
+/**
+ * Bounds concurrent requests per key in this process; waiters are served in arrival order. `abortWaiting`
+ * hands every waiter -1 instead of a slot (a worker stopping).
+ */
 export class KeyedLimiter {
   private active = new Map<string, number>();
-  private waiting = new Map<string, (() => void)[]>();
+  private waiting = new Map<string, ((granted: boolean) => void)[]>();
 
   constructor(private readonly limit: number) {}
 
-  /** Resolves when a slot is held, with how long it waited for it (ms; 0 when one was free). */
+  /** Resolves when a slot is held, with how long it waited for it (ms; 0 when one was free), or -1 if aborted. */
   async acquire(key: string): Promise<number> {
     const n = this.active.get(key) ?? 0;
     if (n < this.limit) {
@@ -217,12 +200,12 @@ export class KeyedLimiter {
       return 0;
     }
     const since = performance.now();
-    await new Promise<void>((resolve) => {
+    const granted = await new Promise<boolean>((resolve) => {
       const queue = this.waiting.get(key) ?? [];
       queue.push(resolve);
       this.waiting.set(key, queue);
     });
-    return performance.now() - since;
+    return granted ? performance.now() - since : -1;
   }
 
   release(key: string): void {
@@ -231,12 +214,19 @@ export class KeyedLimiter {
     if (next) {
       // The slot passes straight to the next waiter; the active count is unchanged.
       if (queue!.length === 0) this.waiting.delete(key);
-      next();
+      next(true);
       return;
     }
     const n = (this.active.get(key) ?? 1) - 1;
     if (n <= 0) this.active.delete(key);
     else this.active.set(key, n);
+  }
+
+  /** Every waiter gets -1 from `acquire` and holds no slot. */
+  abortWaiting(): void {
+    const queues = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const queue of queues) for (const w of queue) w(false);
   }
 }
 
@@ -250,19 +240,81 @@ export interface SenderDeps {
   timeoutMs: number;
   /** Concurrent POSTs per endpoint in this process. */
   perEndpoint: number;
+  /** The claim lease (seconds): an attempt starts with at least this much less a second ahead of it. */
+  leaseSec: number;
+  /** The claim's "slow endpoint" age (seconds): renewed leases of waiting rows are made to read older than it. */
+  slowAfterSec: number;
   /** Called after every attempt (a slot freed up: the dispatcher may claim more). */
   onSettled?: () => void;
 }
 
-export function createSender(
-  deps: SenderDeps,
-): (cmd: DeliveryCommand, ctx: { deliveryCount: number }) => Promise<void> {
+export interface Sender {
+  /** Attempts a claimed row whose lease was given at `leasedAt` (performance.now()); never rejects. */
+  take(row: ClaimedDelivery, leasedAt: number): Promise<void>;
+  /** Rows held: waiting for a request slot, being attempted or being recorded. */
+  held(): number;
+  /** Gives back the leases of rows still waiting for a slot; lets attempts under way finish and record. */
+  stop(): Promise<void>;
+}
+
+interface Held {
+  row: ClaimedDelivery;
+  /** performance.now() just before the statement that last leased it. */
+  leasedAt: number;
+  /** Past its wait for a request slot. */
+  started: boolean;
+  /** A renewal found the claim no longer good: send nothing. */
+  lost: boolean;
+}
+
+export function createSender(deps: SenderDeps): Sender {
   const limiter = new KeyedLimiter(deps.perEndpoint);
   const secrets = new SigningSecrets(deps.orm, deps.key);
-  const rechecks = new Batcher((cmds: DeliveryCommand[]) => recheckClaims(deps.orm.em.fork(), cmds), BATCH);
+  const rechecks = new Batcher(
+    (rows: ClaimedDelivery[]) => renewClaims(deps.orm.em.fork(), rows, deps.leaseSec),
+    BATCH,
+  );
   const records = new Batcher((recs: AttemptRecord[]) => recordAttempts(deps.orm.em.fork(), recs), BATCH);
+  const held = new Set<Held>();
+  const running = new Set<Promise<void>>();
+  let stopping = false;
 
-  async function attempt(cmd: DeliveryCommand, url: string): Promise<DeliveryResult | null> {
+  // Waiting rows' leases are renewed to less than the claim lease, so that they read as leased more than
+  // slowAfterSec ago: a row that waits seconds for a slot means its endpoint is slow.
+  const waitingLeaseSec = Math.max(
+    Math.ceil((RENEW_AFTER_MS + 2 * RENEW_EVERY_MS) / 1000),
+    deps.leaseSec - deps.slowAfterSec - 1,
+  );
+  let renewing = false;
+  const renew = async (): Promise<void> => {
+    if (renewing || stopping) return;
+    renewing = true;
+    try {
+      const now = performance.now();
+      const due = [...held].filter((h) => !h.lost && now - h.leasedAt > RENEW_AFTER_MS);
+      for (let i = 0; i < due.length; i += 500) {
+        const chunk = due.slice(i, i + 500);
+        const at = performance.now();
+        const urls = await renewClaims(
+          deps.orm.em.fork(),
+          chunk.map((h) => h.row),
+          waitingLeaseSec,
+        );
+        chunk.forEach((h, k) => {
+          if (urls[k] === null) h.lost = true;
+          else h.leasedAt = at;
+        });
+      }
+    } catch (err) {
+      deps.log.warn({ err }, 'webhook lease renewal failed; will retry');
+    } finally {
+      renewing = false;
+    }
+  };
+  const renewer = setInterval(() => void renew(), RENEW_EVERY_MS);
+  renewer.unref();
+
+  async function attempt(cmd: ClaimedDelivery, url: string): Promise<DeliveryResult | null> {
     let secret: string | null;
     try {
       secret = await secrets.get(cmd.endpointId);
@@ -273,7 +325,7 @@ export function createSender(
       );
       return {
         statusCode: null,
-        error: 'signing secret could not be decrypted (WEBHOOK_SECRET_KEY changed?); not sent',
+        error: 'signing secret cannot be decrypted (WEBHOOK_SECRET_KEY changed?)',
         durationMs: 0,
         responseBody: '',
         retryAfterSec: null,
@@ -281,15 +333,12 @@ export function createSender(
       };
     }
     if (secret === null) return null; // the endpoint was deleted, and its deliveries with it
-    const headers = signatureHeaders({
-      secret,
-      eventId: cmd.eventId,
-      eventType: cmd.eventType,
-      body: cmd.payload,
-    });
+    // Encoded once: both signatures and the request use these exact bytes.
+    const body = Buffer.from(cmd.payload, 'utf8');
+    const headers = signatureHeaders({ secret, eventId: cmd.eventId, eventType: cmd.eventType, body });
     return deliverOnce({
       url,
-      body: cmd.payload,
+      body,
       headers,
       timeoutMs: deps.timeoutMs,
       allowPrivate: deps.allowPrivate,
@@ -297,18 +346,26 @@ export function createSender(
     });
   }
 
-  return async (cmd, ctx) => {
+  async function run(h: Held): Promise<void> {
+    const cmd = h.row;
     // The per-endpoint slot is taken first, so time spent waiting for it never eats into the 5 s deadline. It is
     // given back as soon as the response is in: recording does not hold up the next request to that endpoint.
-    const waitedMs = await limiter.acquire(cmd.endpointId);
-    let held = true;
+    const waited = await limiter.acquire(cmd.endpointId);
+    if (waited < 0) return; // stopping: the lease is given back by stop()
+    h.started = true;
+    let slot = true;
     const release = () => {
-      if (held) limiter.release(cmd.endpointId);
-      held = false;
+      if (slot) limiter.release(cmd.endpointId);
+      slot = false;
     };
     try {
+      if (h.lost) return;
       let url: string | null = cmd.url;
-      if (waitedMs > RECHECK_AFTER_WAIT_MS || ctx.deliveryCount > 1) url = await rechecks.add(cmd);
+      if (performance.now() - h.leasedAt > RECHECK_AFTER_MS) {
+        const at = performance.now();
+        url = await rechecks.add(cmd);
+        h.leasedAt = at;
+      }
       if (url === null) return;
       const startedAt = new Date();
       const result = await attempt(cmd, url);
@@ -339,7 +396,41 @@ export function createSender(
       }
     } finally {
       release();
-      deps.onSettled?.();
     }
+  }
+
+  return {
+    take(row, leasedAt) {
+      const h: Held = { row, leasedAt, started: false, lost: false };
+      held.add(h);
+      const p = run(h)
+        .catch((err: unknown) => {
+          // The database failed under a check or a record: the lease runs out and the row is claimed again.
+          deps.log.warn(
+            { err, deliveryId: row.deliveryId },
+            'webhook attempt failed to complete; will retry',
+          );
+        })
+        .finally(() => {
+          held.delete(h);
+          running.delete(p);
+          deps.onSettled?.();
+        });
+      running.add(p);
+      return p;
+    },
+    held: () => held.size,
+    async stop() {
+      stopping = true;
+      clearInterval(renewer);
+      const waiting = [...held].filter((h) => !h.started).map((h) => h.row);
+      limiter.abortWaiting();
+      try {
+        await releaseClaims(deps.orm.em.fork(), waiting);
+      } catch (err) {
+        deps.log.warn({ err }, 'webhook worker: leases not given back; they run out on their own');
+      }
+      await Promise.allSettled([...running]);
+    },
   };
 }

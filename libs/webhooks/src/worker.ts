@@ -1,10 +1,12 @@
 /**
- * The webhook worker: the fan-out consumer on EVENTS, the dispatcher (PostgreSQL → DELIVERIES) and the delivery
- * consumer (DELIVERIES → POST). Run any number of copies; they share both durables and claim rows with SKIP LOCKED.
+ * The webhook worker: the fan-out consumer on EVENTS (one delivery row per subscribed endpoint), the dispatcher
+ * (claims due rows from PostgreSQL) and the sender (attempts the claimed rows in this process). Run any number of
+ * copies; they share the fan-out durable and claim rows with SKIP LOCKED, under short leases that a dead worker's
+ * rows outlive by seconds only.
  */
 import { runConsumer, type ConsumerSpec } from '../../bus/src/index.js';
 import type { Runtime } from '../../runtime/src/index.js';
-import { DeliveryCommand, EventEnvelope } from '../../contracts/src/index.js';
+import { EventEnvelope } from '../../contracts/src/index.js';
 import { webhookSecretKey } from './secret-key.js';
 import { parseRetryDelays } from './retry.js';
 import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
@@ -17,11 +19,11 @@ import type { HostResolver } from './ssrf.js';
 export interface WebhookWorkerOptions {
   /** DNS override for delivery-time resolution (tests). */
   lookup?: HostResolver;
-  /** Delivery consumer slots in this process (a message being attempted or waiting for its endpoint). Default 512. */
+  /** Deliveries this process holds at once (being attempted, or claimed and waiting for their endpoint). Default 512. */
   concurrency?: number;
   /**
-   * Leased deliveries per endpoint across every worker: enough to keep its requests busy while rows travel
-   * through the pipeline. Default 128. An endpoint that is slow (a lease older than 2 s) gets perEndpointRequests.
+   * Leased deliveries per endpoint across every worker: enough to keep its requests busy between claims.
+   * Default 128. An endpoint that is slow (a lease older than 2 s) gets perEndpointRequests.
    */
   perEndpointInFlight?: number;
   /** Requests at once to one endpoint from this process. Default 16 (the connection pool per origin). */
@@ -44,28 +46,16 @@ export const FANOUT_CONSUMER: ConsumerSpec = {
 };
 
 /**
- * Claim lease: covers the wait in the stream, the wait for a request slot of the endpoint (at worst 128 leased ÷
- * 16 requests = 8 rounds of a 5 s timeout, before the endpoint counts as slow) and the attempt. A dead worker's
- * messages come back sooner, after AckWait; the lease is the backstop for a message that is lost.
+ * Claim lease: the request deadline plus a margin for the statements around the attempt. An attempt starts with at
+ * least the lease less a second ahead of it (a row that waited longer for a request slot is renewed first), and
+ * rows waiting for a slot are renewed every few seconds, so a live worker's rows are never claimed by another; a
+ * dead worker's rows are claimed again once their lease runs out, within this many seconds.
  */
-const CLAIM_LEASE_SEC = 60;
+export function claimLeaseSec(timeoutMs: number): number {
+  return Math.ceil(timeoutMs / 1000) + 10;
+}
 /** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
 const SLOW_AFTER_SEC = 2;
-
-export function deliveryConsumer(timeoutMs: number): ConsumerSpec {
-  return {
-    stream: 'DELIVERIES',
-    app: 'webhook-delivery',
-    filter: ['deliveries', '>'],
-    // Longer than the request deadline plus the statements around it; the handler also heartbeats (working()),
-    // including while it waits for a request slot.
-    ackWaitMs: timeoutMs + 10_000,
-    // A message that keeps failing (database down) is dropped after this; its lease then expires and the
-    // dispatcher publishes the delivery again, so nothing is lost.
-    maxDeliver: 10,
-    maxAckPending: 8192,
-  };
-}
 
 export async function startWebhookWorker(
   rt: Runtime,
@@ -78,10 +68,24 @@ export async function startWebhookWorker(
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const concurrency = opts.concurrency ?? 512;
   const perEndpointRequests = Math.min(opts.perEndpointRequests ?? SOCKETS_PER_ORIGIN, SOCKETS_PER_ORIGIN);
+  const leaseSec = claimLeaseSec(timeoutMs);
 
+  const sender = createSender({
+    orm,
+    log,
+    key,
+    delays,
+    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    lookup: opts.lookup,
+    timeoutMs,
+    perEndpoint: perEndpointRequests,
+    leaseSec,
+    slowAfterSec: SLOW_AFTER_SEC,
+    // A slot freed up: claim more (the dispatcher exists by the time any attempt settles).
+    onSettled: () => dispatcher.kick(),
+  });
   const dispatcher = startDispatcher({
     orm,
-    bus,
     log,
     pollMs: opts.pollMs ?? 250,
     limits: {
@@ -90,7 +94,11 @@ export async function startWebhookWorker(
       slowAfterSec: SLOW_AFTER_SEC,
       maxInFlight: opts.maxInFlight ?? 4096,
       batch: 256,
-      leaseSec: CLAIM_LEASE_SEC,
+      leaseSec,
+    },
+    room: () => concurrency - sender.held(),
+    hand: (rows, leasedAt) => {
+      for (const row of rows) void sender.take(row, leasedAt);
     },
   });
   const kicks = bus.nc.subscribe(dispatchKickSubject(bus), { callback: () => dispatcher.kick() });
@@ -101,7 +109,8 @@ export async function startWebhookWorker(
       if (created.some((n) => n > 0)) dispatcher.kick();
       return created;
     },
-    { maxBatch: 256, parallel: 2 },
+    // Events arrive from the stream in bursts: waiting a moment for company makes a burst a few large batches.
+    { maxBatch: 256, parallel: 2, lingerMs: 2 },
   );
   const fanout = await runConsumer({
     bus,
@@ -115,33 +124,13 @@ export async function startWebhookWorker(
     },
   });
 
-  const send = createSender({
-    orm,
-    log,
-    key,
-    delays,
-    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    lookup: opts.lookup,
-    timeoutMs,
-    perEndpoint: perEndpointRequests,
-    onSettled: () => dispatcher.kick(),
-  });
-  const delivery = await runConsumer({
-    bus,
-    spec: deliveryConsumer(timeoutMs),
-    schema: DeliveryCommand,
-    log,
-    concurrency,
-    handler: send,
-  });
-
-  log.info({ concurrency, perEndpointRequests }, 'webhook worker started');
+  log.info({ concurrency, perEndpointRequests, leaseSec }, 'webhook worker started');
   return {
     async stop() {
       kicks.unsubscribe();
-      // No new claims first; then let attempts under way finish and record.
+      // No new claims first; then give back the rows not started, and let attempts under way finish and record.
       await dispatcher.stop();
-      await Promise.all([fanout.stop(), delivery.stop()]);
+      await Promise.all([fanout.stop(), sender.stop()]);
     },
   };
 }

@@ -334,6 +334,30 @@ describe('webhooks: delivery against real receivers', function () {
       ).to.equal(404);
     });
 
+    it('a resend of a pending delivery is one extra attempt: every automatic retry it had left still follows', async () => {
+      const r = await receiver(() => ({ status: 500, body: 'still down' }));
+      const { endpoint } = await hook(r, ['identity.created']);
+      await newLearner();
+      const pending = await waitDelivery(
+        endpoint.id,
+        (d) => d.attempts === 1 && d.status === 'pending',
+        'attempt 1',
+      );
+      const res = await call(app.base, 'POST', `/webhooks/${endpoint.id}/deliveries/${pending.id}/resend`, {
+        key: ws.key,
+      });
+      expect(res.status).to.equal(202);
+      const failed = await waitDelivery(
+        endpoint.id,
+        (d) => d.status === 'failed',
+        'the delivery to fail',
+        20_000,
+      );
+      // 5 automatic attempts plus the manual one.
+      expect(failed.attempts).to.equal(6);
+      expect(r.receipts).to.have.length(6);
+    });
+
     it('cuts a receiver that never answers at 5 s and retries it', async function () {
       this.timeout(30_000);
       const r = await receiver(() => 'hang');

@@ -99,7 +99,8 @@ export async function resendDelivery(
   await sql(
     em,
     `update webhook_deliveries set
-       max_attempts = case when status = 'pending' then greatest(max_attempts, attempts + 1) else attempts + 1 end,
+       -- A resend is an extra attempt: a pending delivery keeps every automatic retry it had left.
+       max_attempts = case when status = 'pending' then max_attempts + 1 else attempts + 1 end,
        locked_until = case when status = 'pending' then locked_until else null end,
        status = 'pending', next_attempt_at = now(), updated_at = now()
      where id = ? and endpoint_id = ? and workspace_id = ?`,

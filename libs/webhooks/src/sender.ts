@@ -25,7 +25,7 @@ import type { Logger } from '../../log/src/index.js';
 import { decryptSecret } from './secrets.js';
 import { signatureHeaders } from './signature.js';
 import { deliverOnce, type DeliveryResult } from './deliver.js';
-import { nextDelaySeconds } from './retry.js';
+import { MAX_ATTEMPTS, nextDelaySeconds } from './retry.js';
 import { cancelPending } from './deliveries.js';
 import { Batcher } from './batcher.js';
 import { releaseClaims, renewClaims, type ClaimedDelivery } from './dispatcher.js';
@@ -94,7 +94,11 @@ export function decideOutcome(
   if (result.outcome === 'delivered') return { status: 'delivered' };
   if (result.outcome === 'gone') return { status: 'failed', gone: true };
   if (attemptNo >= maxAttempts) return { status: 'failed', gone: false };
-  const delaySec = nextDelaySeconds(attemptNo, delays, { retryAfterSec: result.retryAfterSec });
+  // Manual resends of a pending delivery raised maxAttempts one each; they do not move it along the schedule.
+  const automaticNo = attemptNo - Math.max(0, maxAttempts - MAX_ATTEMPTS);
+  const delaySec = nextDelaySeconds(Math.max(1, automaticNo), delays, {
+    retryAfterSec: result.retryAfterSec,
+  });
   return delaySec === null ? { status: 'failed', gone: false } : { status: 'pending', delaySec };
 }
 

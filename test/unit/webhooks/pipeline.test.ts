@@ -38,6 +38,22 @@ describe('webhooks: pipeline pieces', () => {
       );
     });
 
+    it('a resend of a pending delivery is an extra attempt: the automatic schedule and its 5 attempts stay', () => {
+      // Two automatic attempts failed, then one manual resend (maxAttempts 5 → 6), which also failed:
+      // the next wait is still the one before automatic attempt 3.
+      const o = decideOutcome({ outcome: 'retry', retryAfterSec: null }, 3, 6, DELAYS) as {
+        delaySec: number;
+      };
+      expect(o.delaySec).to.be.within(DELAYS[1] * 0.8 - 1, DELAYS[1] * 1.2 + 1);
+      // ...and automatic attempts 3, 4 and 5 (total 4, 5, 6) still follow.
+      expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 5, 6, DELAYS).status).to.equal(
+        'pending',
+      );
+      expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 6, 6, DELAYS).status).to.equal(
+        'failed',
+      );
+    });
+
     it('honours Retry-After within the schedule', () => {
       const o = decideOutcome({ outcome: 'retry', retryAfterSec: 3000 }, 1, 5, DELAYS) as {
         delaySec: number;

@@ -176,25 +176,3 @@ export function webhookDeliveryDetailDto(row: DeliveryRow, attempts: AttemptRow[
     attempts: attempts.map(webhookAttemptDto),
   };
 }
-
-/**
- * The message on the DELIVERIES stream: "make this attempt of this delivery now". Published by the dispatcher
- * right after it leased the row, carrying what the POST needs (never the signing secret). `claim` is the row's
- * `claim_seq` at that moment: only the holder of the current claim may record the attempt, so a stale or
- * duplicate message changes nothing.
- */
-export const DeliveryCommand = z.object({
-  deliveryId: z.string().min(1),
-  endpointId: z.string().min(1),
-  claim: z.number().int().min(1),
-  /** 1-based number of the attempt this message makes. */
-  attempt: z.number().int().min(1),
-  maxAttempts: z.number().int().min(1),
-  eventId: z.string().min(1),
-  eventType: z.string().min(1),
-  /** The endpoint's URL when the row was claimed. */
-  url: z.string().min(1),
-  /** The exact request body. */
-  payload: z.string(),
-});
-export type DeliveryCommand = z.infer<typeof DeliveryCommand>;

@@ -55,7 +55,9 @@ function resolveMerges(v) {
 /** Variable names the configuration schema knows (libs/config/src/index.ts). */
 async function knownEnv() {
   const src = await readFile(path.join(root, 'libs/config/src/index.ts'), 'utf8');
-  const names = new Set([...src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b)/gm)].map((m) => m[1]));
+  const names = new Set(
+    [...src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b|checkedBy\b)/gm)].map((m) => m[1]),
+  );
   names.add('NODE_OPTIONS');
   return names;
 }
@@ -76,6 +78,11 @@ async function apiSource() {
 
 const servesPath = (src, p) => new RegExp(`path:\\s*['"\`]${p.replace(/[/.]/g, '\\$&')}['"\`]`).test(src);
 
+/** The worker HTTP server (libs/runtime/src/worker-http.ts): the paths it answers, compared as `path === '/x'`. */
+const workerHttpFile = path.join(root, 'libs/runtime/src/worker-http.ts');
+const workerServes = (src, p) => new RegExp(`path [!=]== ['"]${p.replace(/[/.]/g, '\\$&')}['"]`).test(src);
+const WORKER_PORT = 9090;
+
 /** `node dist/apps/<app>/src/main.js` → does apps/<app>/src/main.ts exist? */
 async function checkEntry(where, command) {
   const script = (command ?? []).find((a) => typeof a === 'string' && /^dist\/.+\.js$/.test(a));
@@ -88,7 +95,7 @@ function labelsMatch(selector, labels) {
   return Object.entries(selector ?? {}).every(([k, v]) => labels?.[k] === v);
 }
 
-async function checkK8s(parser, env, api) {
+async function checkK8s(parser, env, api, workerSrc) {
   const files = (await readdir(k8sDir)).filter((f) => /\.ya?ml$/.test(f)).sort();
   const objects = [];
   for (const f of files) {
@@ -157,6 +164,17 @@ async function checkK8s(parser, env, api) {
       fail(where, 'spec.template.spec missing');
       continue;
     }
+    const ann = tpl.metadata?.annotations ?? {};
+    if (ann['prometheus.io/scrape'] === 'true') {
+      const containerPorts = (pod.containers ?? []).flatMap((c) =>
+        (c.ports ?? []).map((p) => String(p.containerPort)),
+      );
+      if (!containerPorts.includes(String(ann['prometheus.io/port'])))
+        fail(where, `prometheus.io/port ${ann['prometheus.io/port']} is not a container port`);
+      if (ann['prometheus.io/path'] !== '/metrics') fail(where, 'prometheus.io/path must be /metrics');
+      if (!servesPath(api, '/metrics') || !workerServes(workerSrc, '/metrics'))
+        fail(where, '/metrics is not served by apps/api and the worker HTTP server');
+    }
     if (doc.kind === 'Deployment' && !labelsMatch(doc.spec.selector?.matchLabels, tpl.metadata?.labels)) {
       fail(where, 'selector.matchLabels does not match the pod template labels');
     }
@@ -187,11 +205,23 @@ async function checkK8s(parser, env, api) {
         if (!env.has(e.name)) fail(cw, `env ${e.name} is not a variable libs/config knows`);
       await checkEntry(cw, c.command);
       const ports = new Set((c.ports ?? []).flatMap((p) => [p.name, p.containerPort]));
+      const isWorker = /dist\/apps\/[a-z-]+-worker\//.test((c.command ?? []).join(' '));
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
         const get = c[probe]?.httpGet;
         if (!get) continue;
-        if (!servesPath(api, get.path)) fail(cw, `${probe} path ${get.path} is not served by apps/api`);
+        if (isWorker ? !workerServes(workerSrc, get.path) : !servesPath(api, get.path))
+          fail(
+            cw,
+            `${probe} path ${get.path} is not served by ${isWorker ? 'the worker HTTP server' : 'apps/api'}`,
+          );
         if (!ports.has(get.port)) fail(cw, `${probe} port ${get.port} is not a container port`);
+      }
+      if (isWorker && doc.kind === 'Deployment') {
+        const port = (c.ports ?? []).find((p) => p.containerPort === WORKER_PORT);
+        if (!port)
+          fail(cw, `worker needs containerPort ${WORKER_PORT} (WORKER_HTTP_PORT: probes and /metrics)`);
+        if (c.readinessProbe?.httpGet?.path !== '/readyz') fail(cw, 'worker readinessProbe must GET /readyz');
+        if (c.livenessProbe?.httpGet?.path !== '/healthz') fail(cw, 'worker livenessProbe must GET /healthz');
       }
     }
     const command = (pod.containers ?? []).flatMap((c) => c.command ?? []).join(' ');
@@ -267,7 +297,7 @@ async function checkK8s(parser, env, api) {
   console.log(`k8s: ${resources.length} object(s) in ${files.length} file(s) checked with ${parser.name}`);
 }
 
-async function checkCompose(parser, env, api) {
+async function checkCompose(parser, env, api, workerSrc) {
   const file = path.join(deployDir, 'docker-compose.yml');
   let doc;
   try {
@@ -314,15 +344,29 @@ async function checkCompose(parser, env, api) {
   else if (m[1] !== '/readyz' || !servesPath(api, m[1]))
     fail('compose api', `healthcheck path ${m[1]} must be /readyz, served by apps/api`);
   if ((services.api?.deploy?.replicas ?? 1) < 2) fail('compose api', 'expected 2 replicas');
+  for (const name of ['webhook-worker', 'csv-worker']) {
+    const wm = new RegExp(`127\\.0\\.0\\.1:${WORKER_PORT}(/[a-z]+)`).exec(
+      JSON.stringify(services[name]?.healthcheck?.test ?? ''),
+    );
+    if (!wm) fail(`compose ${name}`, `healthcheck must call the worker HTTP server on ${WORKER_PORT}`);
+    else if (wm[1] !== '/readyz' || !workerServes(workerSrc, wm[1]))
+      fail(`compose ${name}`, `healthcheck path ${wm[1]} must be /readyz, served by the worker HTTP server`);
+    if (String(services[name]?.environment?.WORKER_HTTP_PORT) !== String(WORKER_PORT))
+      fail(`compose ${name}`, `WORKER_HTTP_PORT must be ${WORKER_PORT} (the healthcheck calls it)`);
+  }
   console.log(`compose: ${Object.keys(services).length} service(s) checked`);
 }
 
 const parser = await yamlParser();
 const env = await knownEnv();
 const api = await apiSource();
-for (const p of ['/healthz', '/readyz']) if (!servesPath(api, p)) fail('apps/api', `does not serve ${p}`);
-await checkK8s(parser, env, api);
-await checkCompose(parser, env, api);
+const workerSrc = await readFile(workerHttpFile, 'utf8').catch(() => '');
+for (const p of ['/healthz', '/readyz', '/metrics']) {
+  if (!servesPath(api, p)) fail('apps/api', `does not serve ${p}`);
+  if (!workerServes(workerSrc, p)) fail('libs/runtime/src/worker-http.ts', `does not serve ${p}`);
+}
+await checkK8s(parser, env, api, workerSrc);
+await checkCompose(parser, env, api, workerSrc);
 for (const w of warnings) console.log(`warning: ${w}`);
 for (const p of problems) console.log(`FAIL: ${p}`);
 console.log(problems.length ? `${problems.length} problem(s)` : 'deploy manifests: ok');

@@ -6,7 +6,10 @@ import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
-import { ping } from '../../../libs/db/src/index.js';
+import { sql } from '../../../libs/db/src/index.js';
+import { AppError } from '../../../libs/errors/src/index.js';
+import { bearerMatches } from '../../../libs/metrics/src/index.js';
+import { checkReadiness } from '../../../libs/runtime/src/index.js';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -23,6 +26,31 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const { rt } = deps;
   const app = new Koa({ proxy: rt.cfg.TRUST_PROXY });
   const log = rt.log;
+  const metrics = rt.metrics;
+  const pub = new ApiRouter('');
+  const api = new ApiRouter(API_PREFIX);
+  metrics?.watchOutbox(
+    async () => {
+      const [row] = await sql<{ n: string }>(
+        rt.orm.em.fork(),
+        'select count(*) as n from outbox_events where published_at is null',
+      );
+      return Number(row?.n ?? 0);
+    },
+    { onError: (err) => log.warn({ err }, 'metrics: outbox count failed') },
+  );
+
+  // Metrics label a request with its route template ('/api/v1/identities/:id'), never the raw path, so label
+  // values stay bounded: @koa/router's matched route when a route ran, else the route that would have served it
+  // (a 401/429 from router-level middleware), else 'unmatched'.
+  const isTemplate = (r: unknown): r is string =>
+    typeof r === 'string' && (pub.templates.has(r) || api.templates.has(r));
+  const routeOf = (ctx: Koa.Context): string => {
+    const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+    if (isTemplate(matched)) return matched;
+    if (matched === undefined && ctx.status === 404) return 'unmatched';
+    return pub.templateOf(ctx.path, ctx.method) ?? api.templateOf(ctx.path, ctx.method) ?? 'unmatched';
+  };
 
   app.use(async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
@@ -33,6 +61,11 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     try {
       await next();
     } finally {
+      const seconds = (performance.now() - started) / 1000;
+      if (metrics) {
+        metrics.observeRequest(ctx.method, routeOf(ctx), ctx.status, seconds);
+        if (ctx.status === 429) metrics.rateLimited.inc();
+      }
       // Never the Authorization header: only method, path, status and timing.
       log.info(
         {
@@ -40,7 +73,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
           method: ctx.method,
           path: ctx.path,
           status: ctx.status,
-          ms: Math.round(performance.now() - started),
+          ms: Math.round(seconds * 1000),
         },
         'request',
       );
@@ -48,8 +81,6 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   });
   app.use(errorMiddleware(log));
 
-  const pub = new ApiRouter('');
-  const api = new ApiRouter(API_PREFIX);
   const openapi = () => buildOpenApi([pub, api], { serverUrl: rt.cfg.PUBLIC_URL, version: VERSION });
   let cachedDoc: ReturnType<typeof buildOpenApi> | undefined;
 
@@ -93,30 +124,42 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       },
     },
     async (ctx) => {
-      const withTimeout = <T>(p: Promise<T>) =>
-        Promise.race([
-          p,
-          new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timed out after 2 s')), 2000)),
-        ]);
-      const checks: Record<string, string> = {};
-      const run = async (name: string, fn: () => Promise<unknown>) => {
-        try {
-          await withTimeout(fn());
-          checks[name] = 'ok';
-        } catch (err) {
-          checks[name] = (err as Error).message || 'failed';
-        }
-      };
-      await Promise.all([
-        run('postgres', () => ping(rt.orm)),
-        run('nats', () => rt.bus.nc.flush()),
-        run('objectStore', () => rt.storage.ping()),
-      ]);
-      const ok = Object.values(checks).every((v) => v === 'ok');
+      const { ok, checks } = await checkReadiness(rt, ['postgres', 'nats', 'objectStore']);
       ctx.status = ok ? 200 : 503;
       ctx.body = ok
         ? { data: { status: 'ready', checks } }
         : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
+    },
+  );
+  pub.route(
+    {
+      method: 'get',
+      path: '/metrics',
+      summary: 'Prometheus metrics of this process',
+      description:
+        'Prometheus text exposition format. When METRICS_TOKEN is configured, requires ' +
+        '`Authorization: Bearer <METRICS_TOKEN>`; otherwise open (keep it off the public Ingress).',
+      tags: ['Health'],
+      auth: 'public',
+      responses: {
+        200: { description: 'Metrics (text/plain; version=0.0.4)', schema: null, contentType: 'text/plain' },
+        401: {
+          description: 'METRICS_TOKEN is set and the request does not carry it',
+          schema: z.object({ error: z.literal('unauthorized'), message: z.string() }),
+        },
+      },
+    },
+    async (ctx) => {
+      const token = rt.cfg.METRICS_TOKEN;
+      if (token && !bearerMatches(ctx.get('authorization'), token)) {
+        ctx.set('WWW-Authenticate', 'Bearer');
+        throw new AppError('unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN>');
+      }
+      if (!metrics) throw new AppError('not_found', 'Metrics are not collected in this process');
+      const { contentType, body } = await metrics.render();
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = contentType;
+      ctx.body = body;
     },
   );
   pub.route(

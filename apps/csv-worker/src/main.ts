@@ -1,11 +1,17 @@
 import { loadConfig } from '../../../libs/config/src/index.js';
-import { closeRuntime, createRuntime, onShutdown } from '../../../libs/runtime/src/index.js';
+import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '../../../libs/runtime/src/index.js';
 import { startCsvWorker } from '../../../libs/csv-import/src/index.js';
 
 const cfg = loadConfig();
 const rt = await createRuntime(cfg, { name: 'csv-worker' });
 const worker = await startCsvWorker(rt);
+// Probes and scrapes (WORKER_HTTP_PORT=0: none). The worker reads uploads, so the object store counts too.
+const http =
+  cfg.WORKER_HTTP_PORT > 0
+    ? await startWorkerHttp(rt, { port: cfg.WORKER_HTTP_PORT, checks: ['postgres', 'nats', 'objectStore'] })
+    : null;
 onShutdown(rt.log, async () => {
   await worker.stop();
+  await http?.close();
   await closeRuntime(rt);
 });

@@ -231,6 +231,8 @@ export interface RunConsumerOptions<S extends z.ZodType> {
   backoffMs?: (deliveryCount: number) => number;
   /** Called when a message is given up (poison or out of deliveries), e.g. to fail its job row. */
   onGiveUp?: (payload: unknown, err: unknown) => Promise<void>;
+  /** Called as each message is settled (metrics), with `spec.app` as the consumer name. */
+  onMessage?: (outcome: 'ack' | 'nak' | 'term', consumer: string) => void;
 }
 
 export interface ConsumerHandle {
@@ -272,6 +274,7 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
   const running = new Set<Promise<void>>();
   let stopping = false;
   let slotFree: (() => void) | null = null;
+  const settled = (outcome: 'ack' | 'nak' | 'term') => opts.onMessage?.(outcome, spec.app);
 
   const process = async (m: JsMsg): Promise<void> => {
     let body: unknown;
@@ -280,12 +283,14 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
     } catch {
       log.error({ subject: m.subject, seq: m.seq }, 'poison message: not JSON');
       terminate(m);
+      settled('term');
       return;
     }
     const parsed = opts.schema.safeParse(body);
     if (!parsed.success) {
       log.error({ subject: m.subject, issues: parsed.error.issues }, 'poison message: fails its schema');
       terminate(m);
+      settled('term');
       await opts
         .onGiveUp?.(body, parsed.error)
         .catch((err: unknown) => log.error({ err }, 'onGiveUp failed'));
@@ -306,6 +311,7 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
     try {
       await opts.handler(parsed.data, { msg: m, deliveryCount, log });
       m.ack();
+      settled('ack');
     } catch (err) {
       const retry = isRetryable(err) && deliveryCount < spec.maxDeliver;
       log[retry ? 'warn' : 'error'](
@@ -314,8 +320,10 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
       );
       if (retry) {
         m.nak(backoff(deliveryCount));
+        settled('nak');
       } else {
         terminate(m);
+        settled('term');
         await opts
           .onGiveUp?.(parsed.data, err)
           .catch((e: unknown) => log.error({ err: e }, 'onGiveUp failed'));
@@ -330,6 +338,7 @@ export async function runConsumer<S extends z.ZodType>(opts: RunConsumerOptions<
       if (stopping) {
         // Not started: hand it straight back so another replica takes it now.
         m.nak();
+        settled('nak');
         continue;
       }
       while (running.size >= concurrency) {

@@ -51,6 +51,13 @@ export const ApiEnv = z.object({
   PUBLIC_URL: z.string().url().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(120),
   TRUST_PROXY: bool.default(false),
+  /** When set, GET /metrics (API and workers) requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+});
+
+/** A worker's own HTTP server: /healthz, /readyz and /metrics. 0 turns it off. */
+export const WorkerEnv = z.object({
+  WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
 });
 
 /** Runs a parser that throws on bad input as a zod check, so its message joins every other bad variable's. */
@@ -83,7 +90,8 @@ export const AppEnv = BaseEnv.merge(DbEnv)
   .merge(StorageEnv)
   .merge(ApiEnv)
   .merge(WebhookEnv)
-  .merge(JobsEnv);
+  .merge(JobsEnv)
+  .merge(WorkerEnv);
 export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
 
 export class ConfigError extends Error {
@@ -106,7 +114,7 @@ export function parseEnv<S extends z.ZodType>(
       result.error.issues.map((i) => {
         const name = String(i.path[0] ?? '');
         // Never echo a secret into logs or a terminal, even a malformed one.
-        const got = /SECRET|PASSWORD|_KEY$/.test(name)
+        const got = /SECRET|PASSWORD|TOKEN|_KEY$/.test(name)
           ? 'value hidden'
           : `got ${JSON.stringify(cleaned[name] ?? null)}`;
         return `${i.path.join('.') || '(env)'}: ${i.message} (${got})`;

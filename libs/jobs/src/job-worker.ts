@@ -240,6 +240,10 @@ export async function runJobWorker<K extends JobKind>(
 ): Promise<JobWorkerHandle> {
   const log = rt.log.child({ worker: opts.app });
   const counts: Record<JobOutcome, number> = { completed: 0, failed: 0, skipped: 0 };
+  const count = (outcome: JobOutcome) => {
+    counts[outcome]++;
+    rt.metrics?.jobs.inc({ kind: opts.kind, outcome });
+  };
   const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
   const handle: ConsumerHandle = await runConsumer({
     bus: rt.bus,
@@ -254,15 +258,16 @@ export async function runJobWorker<K extends JobKind>(
     log,
     concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency,
     backoffMs: opts.backoffMs,
+    onMessage: rt.metrics?.consumerMessage,
     handler: async (cmd, { deliveryCount }) => {
-      counts[await processJob(rt, { ...opts, maxDeliver }, cmd, deliveryCount, log)]++;
+      count(await processJob(rt, { ...opts, maxDeliver }, cmd, deliveryCount, log));
     },
     onGiveUp: async (payload, err) => {
       const jobId = (payload as { jobId?: unknown } | null)?.jobId;
       if (typeof jobId !== 'string' || jobId === '') return;
       const ended = await failJob(rt.orm.em.fork(), jobId, toStoredError(err));
       if (ended) {
-        counts.failed++;
+        count('failed');
         notifyJobDone(rt.bus, jobId);
       }
     },

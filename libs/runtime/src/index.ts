@@ -3,6 +3,10 @@ import { createLogger, type Logger } from '../../log/src/index.js';
 import { createOrm, type MikroORM } from '../../db/src/index.js';
 import { connectBus, provisionStreams, type Bus } from '../../bus/src/index.js';
 import { createStorage, type Storage } from '../../storage/src/index.js';
+import { createMetrics, type Metrics } from '../../metrics/src/index.js';
+
+export { checkReadiness, type ReadinessCheck, type Readiness } from './readiness.js';
+export { startWorkerHttp, type WorkerHttp, type WorkerHttpOptions } from './worker-http.js';
 
 /** The connections a process holds. Built once in main.ts and passed down; no globals. */
 export interface Runtime {
@@ -11,11 +15,13 @@ export interface Runtime {
   orm: MikroORM;
   bus: Bus;
   storage: Storage;
+  /** This process's Prometheus registry and metrics (createRuntime makes one; absent in hand-built runtimes). */
+  metrics?: Metrics;
 }
 
 export async function createRuntime(
   cfg: AppConfig,
-  opts: { name: string; log?: Logger; storage?: Storage; provision?: boolean },
+  opts: { name: string; log?: Logger; storage?: Storage; provision?: boolean; metrics?: Metrics },
 ): Promise<Runtime> {
   const log = opts.log ?? createLogger({ level: cfg.LOG_LEVEL, name: opts.name });
   const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: cfg.DB_POOL_MAX });
@@ -23,7 +29,8 @@ export async function createRuntime(
   if (opts.provision !== false) await provisionStreams(bus);
   const storage = opts.storage ?? (await createStorage(cfg));
   if (!opts.storage && opts.provision !== false) await storage.ensureBucket();
-  return { cfg, log, orm, bus, storage };
+  const metrics = opts.metrics ?? createMetrics();
+  return { cfg, log, orm, bus, storage, metrics };
 }
 
 export async function closeRuntime(rt: Runtime, opts: { keepStorage?: boolean } = {}): Promise<void> {

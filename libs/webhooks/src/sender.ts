@@ -250,6 +250,8 @@ export interface SenderDeps {
   slowAfterSec: number;
   /** Called after every attempt (a slot freed up: the dispatcher may claim more). */
   onSettled?: () => void;
+  /** Called with each attempt's result as it comes in (metrics). */
+  onAttempt?: (result: DeliveryResult) => void;
 }
 
 export interface Sender {
@@ -375,6 +377,7 @@ export function createSender(deps: SenderDeps): Sender {
       const result = await attempt(cmd, url);
       release();
       if (result === null) return;
+      deps.onAttempt?.(result);
       const outcome = decideOutcome(result, cmd.attempt, cmd.maxAttempts, deps.delays);
       const record: AttemptRecord = { cmd, result, startedAt, outcome };
       const written =

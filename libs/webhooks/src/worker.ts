@@ -83,6 +83,7 @@ export async function startWebhookWorker(
     slowAfterSec: SLOW_AFTER_SEC,
     // A slot freed up: claim more (the dispatcher exists by the time any attempt settles).
     onSettled: () => dispatcher.kick(),
+    onAttempt: (r) => rt.metrics?.webhookAttempt(r.outcome, r.durationMs),
   });
   const dispatcher = startDispatcher({
     orm,
@@ -119,6 +120,7 @@ export async function startWebhookWorker(
     log,
     // Many events in hand at once, so the fan-out writes them in batches.
     concurrency: 256,
+    onMessage: rt.metrics?.consumerMessage,
     handler: async (envelope) => {
       await fanOut.add(envelope);
     },

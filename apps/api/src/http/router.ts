@@ -73,6 +73,8 @@ function jsonBody(limit: number): Middleware {
 export class ApiRouter {
   readonly router: Router;
   readonly specs: RouteSpec<z.ZodType | undefined, z.ZodType | undefined>[] = [];
+  /** Full route templates (prefix included) registered through route(): the only values metrics label with. */
+  readonly templates = new Set<string>();
 
   constructor(readonly prefix: string) {
     this.router = new Router({ prefix });
@@ -83,6 +85,7 @@ export class ApiRouter {
     ...chain: [...Middleware[], RouteHandler<B, Q>]
   ): void {
     this.specs.push(spec as RouteSpec<z.ZodType | undefined, z.ZodType | undefined>);
+    this.templates.add(this.prefix + spec.path);
     const handler = chain.pop() as RouteHandler<B, Q>;
     const middlewares = chain as Middleware[];
     const validate: Middleware = async (ctx, next) => {
@@ -111,6 +114,20 @@ export class ApiRouter {
       [spec.method.toUpperCase()],
       [...middlewares, ...parse, validate, handler as unknown as Middleware],
     );
+  }
+
+  /**
+   * The template of the route that serves `method path`, when one was registered through route(). For requests
+   * ended before their route ran (a 401 or 429 from router-level middleware, which @koa/router reports as the
+   * middleware's own path in ctx._matchedRoute).
+   */
+  templateOf(path: string, method: string): string | undefined {
+    const layers = this.router.match(path, method).pathAndMethod;
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const p = layers[i].path;
+      if (layers[i].methods.length > 0 && typeof p === 'string' && this.templates.has(p)) return p;
+    }
+    return undefined;
   }
 
   routes(): Middleware {

@@ -1,12 +1,18 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
 import { waitFor } from '../support/http.js';
-import { sql } from '../../libs/db/src/index.js';
-import { recordEvent, startRelay, type Relay } from '../../libs/events/src/index.js';
-import type { EventPayload } from '../../libs/contracts/src/index.js';
+import { newId, sql } from '../../libs/db/src/index.js';
+import { startRelay, type Relay } from '../../libs/events/src/index.js';
+import { EventPayloads, type EventPayload } from '../../libs/contracts/src/index.js';
+import { query } from '../../libs/webhooks/src/pg.js';
 import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
+import type { AppConfig } from '../../libs/config/src/index.js';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
@@ -39,6 +45,8 @@ import {
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
 const PACED = Number(process.env.BENCH_WEBHOOK_PACED ?? 1_000);
 const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 200);
+/** Which shapes to run: `single`, `production` (comma-separated; both by default). */
+const SHAPES = (process.env.BENCH_WEBHOOK_SHAPES ?? 'single,production').split(',').map((s) => s.trim());
 /** What the worker allows one endpoint in one process (WebhookWorkerOptions.perEndpointRequests default). */
 const CONCURRENCY = SOCKETS_PER_ORIGIN;
 const INSERT_BATCH = 500;
@@ -118,10 +126,25 @@ function payload(i: number): EventPayload<'course.completed'> {
   };
 }
 
-/** Writes `count` events in batches; returns each event id's commit time. `pace` spreads them (events/s). */
+/** The outbox row of each event (validated as `recordEvent` does), made before the clock starts. */
+function outboxRows(count: number) {
+  return Array.from({ length: count }, (_, i) => ({
+    id: newId('evt'),
+    data: JSON.stringify(EventPayloads['course.completed'].parse(payload(i))),
+  }));
+}
+
+/**
+ * Writes `count` events with one multi-row INSERT per batch (autocommit: the statement is its transaction); returns
+ * each event id's commit time, taken when PostgreSQL answered the INSERT, so latency starts at the state change
+ * and none of the producer's own work (building and validating payloads, done beforehand) is on the clock.
+ * `pace` spreads them (events/s).
+ */
 async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: number, pace?: number) {
+  const rows = outboxRows(count);
   const committed = new Map<string, number>();
   const batch = pace ? Math.max(1, Math.round(pace / 50)) : INSERT_BATCH;
+  const em = rt.orm.em.fork();
   const t0 = performance.now();
   for (let i = 0; i < count; i += batch) {
     if (pace) {
@@ -129,13 +152,15 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
-    const ids: string[] = [];
-    await rt.orm.em.fork().transactional(async (tx) => {
-      for (let k = i; k < Math.min(count, i + batch); k++)
-        ids.push(recordEvent(tx, wsId, 'course.completed', payload(k)));
-    });
+    const slice = rows.slice(i, i + batch);
+    await query(
+      em,
+      `insert into outbox_events (id, workspace_id, type, data, created_at)
+       select v.id, ?, 'course.completed', v.data::jsonb, now() from unnest(?::text[], ?::text[]) as v(id, data)`,
+      [wsId, slice.map((r) => r.id), slice.map((r) => r.data)],
+    );
     const at = performance.now();
-    for (const id of ids) committed.set(id, at);
+    for (const r of slice) committed.set(r.id, at);
     relay.kick();
   }
   return committed;
@@ -175,6 +200,44 @@ function startTrace(rt: Runtime, wsId: string, sink: Sink) {
   };
 }
 
+/** Busy and total CPU time of the whole machine so far (ms, all cores), from /proc/stat; undefined elsewhere. */
+function machineCpu(): { busy: number; total: number } | undefined {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const tick = 10; // USER_HZ is 100 on Linux
+    const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0);
+    const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busy: (total - idle) * tick, total: total * tick };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the CPU went during a burst: this process, the worker child (productionShape) and the whole machine
+ * (PostgreSQL and NATS are the rest), as a share of one core over the run's wall time.
+ */
+async function cpuMeter(child?: WorkerProcess) {
+  const t0 = performance.now();
+  const self0 = process.cpuUsage();
+  const child0 = await child?.cpuMs();
+  const m0 = machineCpu();
+  return async () => {
+    const wall = performance.now() - t0;
+    const self = process.cpuUsage(self0);
+    const child1 = await child?.cpuMs();
+    const m1 = machineCpu();
+    const cores = (ms: number) => round(ms / wall, 2);
+    return {
+      benchProcessCores: cores((self.user + self.system) / 1000),
+      ...(child ? { workerProcessCores: cores(child1! - child0!) } : {}),
+      ...(m0 && m1
+        ? { machineBusyCores: cores(((m1.busy - m0.busy) / (m1.total - m0.total)) * wall * os.cpus().length) }
+        : {}),
+    };
+  };
+}
+
 let profiles = 0;
 /** BENCH_WEBHOOK_CPUPROF=path: a CPU profile of each burst run of the pipeline (diagnostics). */
 async function startProfile() {
@@ -200,7 +263,9 @@ async function pipelineRun(
   sink: Sink,
   count: number,
   pace?: number,
-): Promise<ReturnType<typeof stats>> {
+  child?: WorkerProcess,
+) {
+  const cpu = pace ? undefined : await cpuMeter(child);
   const trace = process.env.BENCH_WEBHOOK_TRACE ? startTrace(rt, ws.id, sink) : undefined;
   const prof = process.env.BENCH_WEBHOOK_CPUPROF && !pace ? await startProfile() : undefined;
   const committed = await writeEvents(rt, relay, ws.id, count, pace);
@@ -209,12 +274,13 @@ async function pipelineRun(
     intervalMs: 50,
     what: `${count} deliveries`,
   });
+  const cpuUse = await cpu?.();
   await trace?.stop();
   await prof?.stop(`${process.env.BENCH_WEBHOOK_CPUPROF}.${++profiles}.cpuprofile`);
   const latencies = [...committed].map(([id, at]) => sink.seen.get(id)! - at);
   const first = Math.min(...committed.values());
   const last = Math.max(...[...committed.keys()].map((id) => sink.seen.get(id)!));
-  return stats(latencies, first, last);
+  return { ...stats(latencies, first, last), ...(cpuUse ? { cpu: cpuUse } : {}) };
 }
 
 /** The same bodies POSTed with `CONCURRENCY` requests in flight; `pace` schedules them like the paced run. */
@@ -266,6 +332,48 @@ async function bareRun(url: string, bodies: string[], pace?: number): Promise<Re
   );
 }
 
+/** The webhook worker in a child process (test/bench/webhook-worker-child.ts), as in production. */
+interface WorkerProcess {
+  /** CPU time the child has used so far, in ms. */
+  cpuMs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function spawnWorker(cfg: AppConfig): Promise<WorkerProcess> {
+  const script = fileURLToPath(new URL('./webhook-worker-child.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) =>
+      reject(new Error(`webhook worker child exited (${code}) before it was ready`)),
+    );
+  });
+  return {
+    cpuMs: () =>
+      new Promise<number>((resolve) => {
+        const on = (m: unknown) => {
+          if (m && typeof m === 'object' && 'cpuMicros' in m) {
+            child.off('message', on);
+            resolve((m as { cpuMicros: number }).cpuMicros / 1000);
+          }
+        };
+        child.on('message', on);
+        child.send('cpu');
+      }),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.send('stop');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
 export async function run(): Promise<Record<string, unknown>> {
   const overrides = { WEBHOOK_RETRY_DELAYS: PRODUCTION_DELAYS, DB_POOL_MAX: '20' };
   const producer = await testRuntime('bench-producer', overrides);
@@ -273,7 +381,8 @@ export async function run(): Promise<Record<string, unknown>> {
   const relay = startRelay({ orm: producer.orm, bus: producer.bus, log: producer.log });
   const policy = { key: () => parseEncryptionKey(producer.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
   const workerOptions: WebhookWorkerOptions = {};
-  const worker = await startWebhookWorker(workerRt, workerOptions);
+  let worker: { stop(): Promise<void> } | undefined;
+  let child: WorkerProcess | undefined;
   const sinks: Sink[] = [];
   const sink = async (hang = false) => {
     const s = await new Sink(hang).start();
@@ -287,21 +396,40 @@ export async function run(): Promise<Record<string, unknown>> {
       await createEndpoint(em, policy, ws.id, { name: 'bench', url, eventTypes: ['course.completed'] });
     return ws;
   };
+  /** A burst to one healthy endpoint. */
+  const cleanRun = async () => {
+    const s = await sink();
+    return pipelineRun(producer, relay, await workspaceWith([s.url()]), s, EVENTS, undefined, child);
+  };
+  /** A burst to a healthy endpoint with a never-answering one beside it; the dead one is removed afterwards. */
+  const deadRun = async (clean: { perSec: number }) => {
+    const healthy = await sink();
+    const dead = await sink(true);
+    const deadWs = await workspaceWith([healthy.url(), dead.url()]);
+    const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS, undefined, child);
+    const [deadProgress] = await sql<{ attempted: string; waiting: string }>(
+      producer.orm.em.fork(),
+      `select count(*) filter (where d.attempts > 0 or d.locked_until > now()) as attempted,
+              count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
+         from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+        where e.workspace_id = ? and e.url = ?`,
+      [deadWs.id, dead.url()],
+    );
+    // Stop the dead endpoint's traffic before the next runs.
+    await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
+    return {
+      healthy: withDead,
+      deadEndpointAttemptsStartedOrDone: Number(deadProgress.attempted),
+      deadEndpointDeliveriesWaiting: Number(deadProgress.waiting),
+      healthyThroughputVsClean: round(withDead.perSec / clean.perSec, 2),
+    };
+  };
+  const pacedRun = async () => {
+    const s = await sink();
+    return pipelineRun(producer, relay, await workspaceWith([s.url()]), s, PACED, RATE);
+  };
 
   try {
-    // Warm-up: connections, JIT, prepared pools.
-    const warm = await sink();
-    await pipelineRun(producer, relay, await workspaceWith([warm.url()]), warm, 300);
-
-    const cleanSink = await sink();
-    const clean = await pipelineRun(
-      producer,
-      relay,
-      await workspaceWith([cleanSink.url()]),
-      cleanSink,
-      EVENTS,
-    );
-
     const bodies = Array.from({ length: EVENTS }, (_, i) =>
       JSON.stringify({
         id: `evt_bare_${i}`,
@@ -311,58 +439,68 @@ export async function run(): Promise<Record<string, unknown>> {
         data: payload(i),
       }),
     );
+
+    // The bare loop first (after a short warm-up), with nothing else running.
+    await bareRun((await sink()).url(), bodies.slice(0, 1000));
     const bareSink = await sink();
     const bare = await bareRun(bareSink.url(), bodies);
-
-    const healthy = await sink();
-    const dead = await sink(true);
-    const deadWs = await workspaceWith([healthy.url(), dead.url()]);
-    const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS);
-    const [deadProgress] = await sql<{ attempted: string; waiting: string }>(
-      producer.orm.em.fork(),
-      `select count(*) filter (where d.attempts > 0 or d.locked_until > now()) as attempted,
-              count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
-         from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-        where e.workspace_id = ? and e.url = ?`,
-      [deadWs.id, dead.url()],
-    );
-    // Stop the dead endpoint's traffic before the latency runs.
-    await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
-
-    const pacedSink = await sink();
-    const paced = await pipelineRun(
-      producer,
-      relay,
-      await workspaceWith([pacedSink.url()]),
-      pacedSink,
-      PACED,
-      RATE,
-    );
-    const pacedBareSink = await sink();
-    const pacedBare = await bareRun(pacedBareSink.url(), bodies.slice(0, PACED), RATE);
-
-    return {
+    const results: Record<string, unknown> = {
       setup: {
         events: EVENTS,
         concurrencyPerEndpoint: CONCURRENCY,
         bodyBytes: Buffer.byteLength(bodies[0]),
+        producer: `one multi-row INSERT per ${INSERT_BATCH} events; clock starts when it commits`,
         workerOptions:
           'defaults: 512 slots; per endpoint 128 leases (16 when slow) and 16 requests; poll 250 ms',
       },
-      clean,
       bare,
-      cleanVsBare: { throughputRatio: round(clean.perSec / bare.perSec, 2) },
-      withDeadEndpoint: {
-        healthy: withDead,
-        deadEndpointAttemptsStartedOrDone: Number(deadProgress.attempted),
-        deadEndpointDeliveriesWaiting: Number(deadProgress.waiting),
-        healthyThroughputVsClean: round(withDead.perSec / clean.perSec, 2),
-      },
-      paced: { ratePerSec: RATE, events: PACED, pipeline: paced, bare: pacedBare },
-      peakRssMiB: round(process.resourceUsage().maxRSS / 1024),
     };
+
+    if (SHAPES.includes('single')) {
+      // singleProcess: producer, relay, worker and receiver on one Node thread. Warm-up first (JIT, pools).
+      worker = await startWebhookWorker(workerRt, workerOptions);
+      const warm = await sink();
+      await pipelineRun(producer, relay, await workspaceWith([warm.url()]), warm, 300);
+      const spClean = await cleanRun();
+      const spDead = await deadRun(spClean);
+      const spPaced = await pacedRun();
+      const pacedBareSink = await sink();
+      const pacedBare = await bareRun(pacedBareSink.url(), bodies.slice(0, PACED), RATE);
+      results.singleProcess = {
+        clean: spClean,
+        cleanVsBare: { throughputRatio: round(spClean.perSec / bare.perSec, 2) },
+        withDeadEndpoint: spDead,
+        paced: { ratePerSec: RATE, events: PACED, pipeline: spPaced, bare: pacedBare },
+      };
+    }
+
+    if (SHAPES.includes('production')) {
+      // productionShape: the worker in a process of its own; this one produces, relays and receives.
+      await worker?.stop();
+      worker = undefined;
+      child = await spawnWorker(workerRt.cfg);
+      const warm2 = await sink();
+      await pipelineRun(producer, relay, await workspaceWith([warm2.url()]), warm2, 300);
+      const psClean = await cleanRun();
+      const bareAgainSink = await sink();
+      const bareAgain = await bareRun(bareAgainSink.url(), bodies);
+      const psDead = await deadRun(psClean);
+      const psPaced = await pacedRun();
+
+      results.productionShape = {
+        clean: psClean,
+        cleanVsBare: { throughputRatio: round(psClean.perSec / bare.perSec, 2) },
+        /** The bare loop again, right after: how much the machine moved since the first. */
+        bareAgainPerSec: bareAgain.perSec,
+        withDeadEndpoint: psDead,
+        paced: { ratePerSec: RATE, events: PACED, pipeline: psPaced },
+      };
+    }
+    results.peakRssMiB = round(process.resourceUsage().maxRSS / 1024);
+    return results;
   } finally {
-    await worker.stop();
+    await worker?.stop();
+    await child?.stop();
     await relay.stop();
     await Promise.all(sinks.map((s) => s.close()));
     await closeRuntime(workerRt, { keepStorage: true });

@@ -41,10 +41,27 @@ export async function createOrm(opts: DbOptions): Promise<MikroORM> {
   });
 }
 
-/** Applies pending migrations; returns their names. */
+/** Key of the session advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK = 7_302_150_811;
+
+/**
+ * Applies pending migrations; returns their names. Processes that start together (several
+ * replicas running `lectern start`, or a migration Job beside one) take turns on an advisory
+ * lock held on a connection of its own, so each migration runs exactly once.
+ */
 export async function migrate(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+  const lock = new pg.Client({
+    connectionString: orm.config.get('clientUrl'),
+    connectionTimeoutMillis: 5000,
+  });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    const applied = await orm.getMigrator().up();
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.end();
+  }
 }
 
 /** Creates the database named in `url` when it does not exist yet. */

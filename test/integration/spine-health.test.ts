@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { startTestApp, testConfig, type TestApp } from '../support/context.js';
+import type { TestApp } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
+import { startAppBehindNatsProxy } from '../support/spine.js';
 
 interface Ready {
   data?: { status: string; checks: Record<string, string> };
@@ -12,16 +13,11 @@ interface Ready {
 describe('spine: /healthz and /readyz', () => {
   let proxy: TcpProxy;
   let app: TestApp;
+  let close: () => Promise<void>;
   before(async () => {
-    const nats = new URL(testConfig().NATS_URL.replace(/^nats:/, 'http:'));
-    proxy = await new TcpProxy({ host: nats.hostname, port: Number(nats.port || 4222) }).start();
-    app = await startTestApp({ NATS_URL: `nats://127.0.0.1:${proxy.port}` });
+    ({ app, proxy, close } = await startAppBehindNatsProxy());
   });
-  after(async () => {
-    proxy?.restore();
-    await app?.close();
-    await proxy?.close();
-  });
+  after(async () => close?.());
 
   it('/healthz answers 200 without a key', async () => {
     const res = await call(app.url, 'GET', '/healthz');

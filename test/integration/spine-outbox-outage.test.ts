@@ -1,22 +1,17 @@
 import { expect } from 'chai';
-import { makeWorkspace, startTestApp, testConfig, type TestApp } from '../support/context.js';
+import { makeWorkspace, testConfig, type TestApp } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
-import { outboxOf, readStream } from '../support/spine.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
+import { outboxOf, readStream, startAppBehindNatsProxy } from '../support/spine.js';
 
 describe('spine: the outbox relay survives a NATS outage', () => {
   let proxy: TcpProxy;
   let app: TestApp;
+  let close: () => Promise<void>;
   before(async () => {
-    const nats = new URL(testConfig().NATS_URL.replace(/^nats:/, 'http:'));
-    proxy = await new TcpProxy({ host: nats.hostname, port: Number(nats.port || 4222) }).start();
-    app = await startTestApp({ NATS_URL: `nats://127.0.0.1:${proxy.port}` });
+    ({ app, proxy, close } = await startAppBehindNatsProxy());
   });
-  after(async () => {
-    proxy?.restore();
-    await app?.close();
-    await proxy?.close();
-  });
+  after(async () => close?.());
 
   it('events written while NATS is unreachable are published, exactly once each, after it returns', async function () {
     this.timeout(30_000);

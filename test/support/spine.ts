@@ -11,7 +11,8 @@ import { buildApp, type BuiltApp } from '../../apps/api/src/app.js';
 import type { Runtime } from '../../libs/runtime/src/index.js';
 import { closeRuntime, createRuntime } from '../../libs/runtime/src/index.js';
 import type { Logger } from '../../libs/log/src/index.js';
-import { context, testConfig, testRuntime } from './context.js';
+import { context, startTestApp, testConfig, testRuntime, type TestApp } from './context.js';
+import { TcpProxy } from './tcp-proxy.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -182,4 +183,24 @@ export function runTs(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** An API whose NATS connection goes through a TcpProxy, for outage tests (cut()/restore()). */
+export async function startAppBehindNatsProxy(): Promise<{
+  app: TestApp;
+  proxy: TcpProxy;
+  close(): Promise<void>;
+}> {
+  const nats = new URL(testConfig().NATS_URL.replace(/^nats:/, 'http:'));
+  const proxy = await new TcpProxy({ host: nats.hostname, port: Number(nats.port || 4222) }).start();
+  const app = await startTestApp({ NATS_URL: `nats://127.0.0.1:${proxy.port}` });
+  return {
+    app,
+    proxy,
+    async close() {
+      proxy.restore();
+      await app.close();
+      await proxy.close();
+    },
+  };
 }

@@ -1,18 +1,11 @@
-import { parseCourseCsv, type CsvBlock, type CsvIssue } from '../../../libs/csv-import/src/index.js';
+import {
+  CSV_COLUMNS,
+  parseCourseCsv,
+  type CsvBlock,
+  type CsvIssue,
+} from '../../../libs/csv-import/src/index.js';
 
-export const ALL_COLUMNS = [
-  'screen',
-  'type',
-  'text',
-  'options',
-  'correct',
-  'explanation',
-  'back',
-  'seconds',
-  'url',
-  'caption',
-  'language',
-] as const;
+export const ALL_COLUMNS = CSV_COLUMNS;
 
 export type Cells = Partial<Record<(typeof ALL_COLUMNS)[number], string>>;
 

@@ -29,6 +29,8 @@ interface KeyRow {
   billing_status: BillingStatus;
   grace_until: Date | null;
   views: string | number;
+  /** Seconds until the key may call again; 0 when the request is allowed (or the limiter is off). */
+  retry: number;
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -47,37 +49,34 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
     const parsed = match ? parseKey(match[1]) : null;
     if (!parsed) throw unauthorized();
     const em = deps.orm.em.fork();
+    const presentedHash = hashKey(parsed.key);
+    // One round trip: the key, its workspace, this month's views and — only for a live key whose
+    // hash matches — the rate-limit hit. Requests with a wrong or revoked key are never counted.
+    // The constant-time comparison below stays the authority on the key.
     const rows = await sql<KeyRow>(
       em,
       `select k.id as key_id, k.hash, k.scope, k.revoked_at, w.id as workspace_id, w.name, w.plan,
               w.billing_status, w.grace_until,
               coalesce((select u.count from usage_counters u
-                         where u.workspace_id = w.id and u.month = ? and u.metric = 'views'), 0) as views
+                         where u.workspace_id = w.id and u.month = ? and u.metric = 'views'), 0) as views,
+              case when ? > 0 and k.revoked_at is null and k.hash = ?
+                   then lectern_rate_hit(k.id, ?, 60000) else 0 end as retry
          from api_keys k join workspaces w on w.id = k.workspace_id
         where k.lookup = ?`,
-      [usageMonth(), parsed.lookup],
+      [usageMonth(), deps.rateLimitPerMinute, presentedHash, deps.rateLimitPerMinute, parsed.lookup],
     );
     const row = rows[0];
-    const presented = Buffer.from(hashKey(parsed.key), 'hex');
+    const presented = Buffer.from(presentedHash, 'hex');
     const stored = Buffer.from(row?.hash ?? dummy, 'hex');
     // Compare even when no row matched, so timing does not reveal which lookups exist.
     const same = stored.length === presented.length && timingSafeEqual(stored, presented);
     if (!row || !same || row.revoked_at) throw unauthorized();
-
-    if (deps.rateLimitPerMinute > 0) {
-      const [hit] = await sql<{ retry: number }>(em, 'select lectern_rate_hit(?, ?, 60000) as retry', [
-        row.key_id,
-        deps.rateLimitPerMinute,
-      ]);
-      if (hit.retry > 0) {
-        throw new AppError(
-          'rate_limited',
-          `Rate limit of ${deps.rateLimitPerMinute} requests per minute exceeded for this key`,
-          {
-            retryAfter: hit.retry,
-          },
-        );
-      }
+    if (row.retry > 0) {
+      throw new AppError(
+        'rate_limited',
+        `Rate limit of ${deps.rateLimitPerMinute} requests per minute exceeded for this key`,
+        { retryAfter: row.retry },
+      );
     }
     const workspace = {
       id: row.workspace_id,

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { EndpointDto } from '../support/webhooks.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -21,17 +22,7 @@ import {
   type ResolvedAddress,
 } from '../../libs/webhooks/src/index.js';
 
-type Endpoint = {
-  id: string;
-  name: string;
-  url: string;
-  eventTypes: string[];
-  isActive: boolean;
-  disabledReason: string | null;
-  createdAt: string;
-  updatedAt: string;
-  signingSecret?: string;
-};
+type Endpoint = EndpointDto & { signingSecret?: string };
 type Issue = { code: string; path: (string | number)[]; message: string };
 type ErrorRes = { error: string; message: string; issues?: Issue[] };
 

@@ -24,6 +24,7 @@ test: install
 lint: install
 	npx eslint .
 	npx prettier --check .
+	npx depcruise apps libs test --config .dependency-cruiser.cjs
 
 format: install
 	npx prettier --write .

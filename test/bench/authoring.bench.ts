@@ -1,8 +1,8 @@
-import { closeRuntime } from '../../libs/runtime/src/index.js';
-import { sql } from '../../libs/db/src/index.js';
-import { UpdateCourse } from '../../libs/contracts/src/index.js';
-import { validateScreens } from '../../libs/courses/src/index.js';
-import { parseCourseCsv, startCsvWorker } from '../../libs/csv-import/src/index.js';
+import { closeRuntime } from '@lectern/runtime';
+import { sql } from '@lectern/db';
+import { UpdateCourse } from '@lectern/contracts';
+import { validateScreens } from '@lectern/courses';
+import { parseCourseCsv, startCsvWorker } from '@lectern/csv-import';
 import { makeWorkspace, startTestApp, testRuntime } from '../support/context.js';
 import { call } from '../support/http.js';
 import { csvText } from '../support/csv.js';

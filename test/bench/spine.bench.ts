@@ -2,15 +2,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
-import { ConfigError } from '../../libs/config/src/index.js';
-import { sql, type MikroORM } from '../../libs/db/src/index.js';
-import { searchIdentities } from '../../libs/identities/src/index.js';
-import { identityDto, paged, parsePaging } from '../../libs/contracts/src/index.js';
-import { recordEvent, startRelay } from '../../libs/events/src/index.js';
-import { parseKey } from '../../libs/auth/src/index.js';
-import { usageMonth } from '../../libs/plans/src/index.js';
-import { closeRuntime } from '../../libs/runtime/src/index.js';
-import { startApiServer } from '../../apps/api/src/server.js';
+import { ConfigError } from '@lectern/config';
+import { sql, type MikroORM } from '@lectern/db';
+import { searchIdentities } from '@lectern/identities';
+import { identityDto, paged, parsePaging } from '@lectern/contracts';
+import { recordEvent, startRelay } from '@lectern/events';
+import { parseKey } from '@lectern/auth';
+import { usageMonth } from '@lectern/plans';
+import { closeRuntime } from '@lectern/runtime';
+import { startApiServer } from '@lectern/api';
 import {
   makeWorkspace,
   startTestApp,

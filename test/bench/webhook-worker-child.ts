@@ -4,9 +4,9 @@
  * `{ ready: true }` over IPC once the worker runs; on the message `stop` (or SIGTERM, or the parent going away)
  * stops the worker gracefully, closes its connections and exits.
  */
-import { loadConfig } from '../../libs/config/src/index.js';
-import { closeRuntime, createRuntime } from '../../libs/runtime/src/index.js';
-import { startWebhookWorker } from '../../libs/webhooks/src/index.js';
+import { loadConfig } from '@lectern/config';
+import { closeRuntime, createRuntime } from '@lectern/runtime';
+import { startWebhookWorker } from '@lectern/webhooks';
 
 const raw = process.env.BENCH_WORKER_CONFIG;
 if (!raw || !process.send) {

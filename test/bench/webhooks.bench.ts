@@ -7,19 +7,19 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
 import { waitFor } from '../support/http.js';
-import { newId, sql } from '../../libs/db/src/index.js';
-import { startRelay, type Relay } from '../../libs/events/src/index.js';
-import { EventPayloads, type EventPayload } from '../../libs/contracts/src/index.js';
-import { query } from '../../libs/webhooks/src/pg.js';
-import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
-import type { AppConfig } from '../../libs/config/src/index.js';
+import { newId, sql } from '@lectern/db';
+import { startRelay, type Relay } from '@lectern/events';
+import { EventPayloads, type EventPayload } from '@lectern/contracts';
+import { query } from '@lectern/webhooks';
+import { closeRuntime, type Runtime } from '@lectern/runtime';
+import type { AppConfig } from '@lectern/config';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
   parseEncryptionKey,
   startWebhookWorker,
   type WebhookWorkerOptions,
-} from '../../libs/webhooks/src/index.js';
+} from '@lectern/webhooks';
 
 /**
  * The webhook benchmark (issue 4). Numbers only; nothing here asserts on timing.

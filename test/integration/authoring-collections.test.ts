@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { api, expectIssue, expectNotFound, expectStatus, type CourseDto } from '../support/authoring.js';
-import type { CollectionDto } from '../../libs/contracts/src/index.js';
-import type { PlanName } from '../../libs/db/src/index.js';
+import type { CollectionDto } from '@lectern/contracts';
+import type { PlanName } from '@lectern/db';
 
 describe('authoring: collections (SPEC "Collections")', () => {
   let app: TestApp;

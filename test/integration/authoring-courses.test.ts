@@ -25,12 +25,12 @@ import {
   screensOf,
   type CourseDto,
 } from '../support/authoring.js';
-import { setPlan } from '../../libs/admin/src/index.js';
-import { contentHash } from '../../libs/courses/src/index.js';
-import { eventSubject } from '../../libs/events/src/index.js';
-import { createCourse } from '../../libs/authoring/src/index.js';
-import { AppError } from '../../libs/errors/src/index.js';
-import type { PlanName } from '../../libs/db/src/index.js';
+import { setPlan } from '@lectern/admin';
+import { contentHash } from '@lectern/courses';
+import { eventSubject } from '@lectern/events';
+import { createCourse } from '@lectern/authoring';
+import { AppError } from '@lectern/errors';
+import type { PlanName } from '@lectern/db';
 
 describe('authoring: courses (SPEC "Courses", "Course status", "Limits")', () => {
   let app: TestApp;

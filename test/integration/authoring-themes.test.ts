@@ -8,8 +8,8 @@ import {
   expectStatus,
   type CourseDto,
 } from '../support/authoring.js';
-import type { CertificateTemplateDto, ThemeDto } from '../../libs/contracts/src/index.js';
-import type { PlanName } from '../../libs/db/src/index.js';
+import type { CertificateTemplateDto, ThemeDto } from '@lectern/contracts';
+import type { PlanName } from '@lectern/db';
 
 describe('authoring: themes and certificate templates (SPEC "Theme", "Certificate template")', () => {
   let app: TestApp;

@@ -8,9 +8,9 @@ import {
   expectStatus,
   type CourseDto,
 } from '../support/authoring.js';
-import type { TranslatableDto, TranslationDto } from '../../libs/contracts/src/index.js';
-import type { PlanName } from '../../libs/db/src/index.js';
-import { sql } from '../../libs/db/src/index.js';
+import type { TranslatableDto, TranslationDto } from '@lectern/contracts';
+import type { PlanName } from '@lectern/db';
+import { sql } from '@lectern/db';
 
 function sourceScreens() {
   return [

@@ -12,9 +12,9 @@ import {
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { bigCsv, courseCount, csvText, importCsv, jobsOf, type ImportBody } from '../support/csv.js';
-import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
-import { startCsvWorker } from '../../libs/csv-import/src/index.js';
-import type { JobWorkerHandle } from '../../libs/jobs/src/index.js';
+import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { startCsvWorker } from '@lectern/csv-import';
+import type { JobWorkerHandle } from '@lectern/jobs';
 import type { Res } from '../support/http.js';
 
 const MiB = 1024 * 1024;

@@ -9,15 +9,10 @@ import {
 } from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { courseCount, importCsv, jobsOf, type JobRow } from '../support/csv.js';
-import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
-import { newId, sql } from '../../libs/db/src/index.js';
-import { AppError, isAppError } from '../../libs/errors/src/index.js';
-import {
-  CSV_BLOB,
-  CSV_IMPORT_KIND,
-  handleCsvImport,
-  startCsvWorker,
-} from '../../libs/csv-import/src/index.js';
+import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { newId, sql } from '@lectern/db';
+import { AppError, isAppError } from '@lectern/errors';
+import { CSV_BLOB, CSV_IMPORT_KIND, handleCsvImport, startCsvWorker } from '@lectern/csv-import';
 import {
   jobBlobKey,
   jobSubject,
@@ -25,8 +20,8 @@ import {
   runSyncJob,
   type JobHandler,
   type JobWorkerHandle,
-} from '../../libs/jobs/src/index.js';
-import type { JobCommand } from '../../libs/contracts/src/jobs.js';
+} from '@lectern/jobs';
+import type { JobCommand } from '@lectern/contracts';
 
 const FILE = 'screen,type,text\nJobs,text,Exactly once\n';
 

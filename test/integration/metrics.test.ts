@@ -3,13 +3,8 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { makeWorkspace, startTestApp, testRuntime, type TestApp } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
-import { runConsumer, type ConsumerSpec } from '../../libs/bus/src/index.js';
-import {
-  closeRuntime,
-  startWorkerHttp,
-  type Runtime,
-  type WorkerHttp,
-} from '../../libs/runtime/src/index.js';
+import { runConsumer, type ConsumerSpec } from '@lectern/bus';
+import { closeRuntime, startWorkerHttp, type Runtime, type WorkerHttp } from '@lectern/runtime';
 
 /** The value of one sample in Prometheus text, e.g. sample(text, 'lectern_rate_limited_total'). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

@@ -4,8 +4,8 @@ import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js
 import { call, type Res } from '../support/http.js';
 import { rawHttp, startCustomApp, type CustomApp } from '../support/spine.js';
 import { createHash } from 'node:crypto';
-import { revokeKey } from '../../libs/admin/src/index.js';
-import { sql } from '../../libs/db/src/index.js';
+import { revokeKey } from '@lectern/admin';
+import { sql } from '@lectern/db';
 
 function expectUnauthorized(res: Res) {
   expect(res.status, res.text).to.equal(401);

@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { testConfig } from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { envFor, REPO_ROOT } from '../support/spine.js';
-import { createLogger } from '../../libs/log/src/index.js';
-import { AppError } from '../../libs/errors/src/index.js';
+import { createLogger } from '@lectern/log';
+import { AppError } from '@lectern/errors';
 import { nanos } from '@nats-io/transport-node';
 import {
   connectBus,
@@ -19,7 +19,7 @@ import {
   type ConsumerHandle,
   type ConsumerSpec,
   type HandlerContext,
-} from '../../libs/bus/src/index.js';
+} from '@lectern/bus';
 
 const Payload = z.object({ n: z.number() });
 type Payload = z.infer<typeof Payload>;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { startTestApp, testConfig, type TestApp } from '../support/context.js';
 import { call } from '../support/http.js';
 import { envFor, runTs, type RunResult } from '../support/spine.js';
-import { dropDatabase } from '../../libs/db/src/index.js';
+import { dropDatabase } from '@lectern/db';
 
 const CLI = 'apps/cli/src/main.ts';
 

@@ -8,7 +8,7 @@ import {
 } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { outboxOf, readStream } from '../support/spine.js';
-import { sql } from '../../libs/db/src/index.js';
+import { sql } from '@lectern/db';
 
 interface IdentityDto {
   id: string;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { context } from '../support/context.js';
-import { createOrm, dropDatabase, ensureDatabase, migrate } from '../../libs/db/src/index.js';
-import { migrationsList } from '../../libs/db/src/migrations/index.js';
+import { createOrm, dropDatabase, ensureDatabase, migrate } from '@lectern/db';
+import { migrationsList } from '@lectern/db';
 
 describe('spine: migrations', () => {
   it('processes migrating one new database at once take turns: every migration runs exactly once', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { buildApp, type BuiltApp } from '../../apps/api/src/app.js';
+import { buildApp, type BuiltApp } from '@lectern/api';
 import { call } from '../support/http.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
 

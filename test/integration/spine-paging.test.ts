@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
 import { call } from '../support/http.js';
-import { sql } from '../../libs/db/src/index.js';
-import { createKey } from '../../libs/admin/src/index.js';
+import { sql } from '@lectern/db';
+import { createKey } from '@lectern/admin';
 
 interface Page {
   data: { id: string; externalId: string; name: string | null; email: string | null; createdAt: string }[];

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { makeWorkspace, type TestWorkspace } from '../support/context.js';
 import { call } from '../support/http.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
-import { sql } from '../../libs/db/src/index.js';
-import { setBilling, setPlan } from '../../libs/admin/src/index.js';
-import { requireFeature, usageMonth } from '../../libs/plans/src/index.js';
-import type { PlanName } from '../../libs/db/src/index.js';
+import { sql } from '@lectern/db';
+import { setBilling, setPlan } from '@lectern/admin';
+import { requireFeature, usageMonth } from '@lectern/plans';
+import type { PlanName } from '@lectern/db';
 
 describe('spine: plans over the API (SPEC "Limits")', () => {
   let app: CustomApp;

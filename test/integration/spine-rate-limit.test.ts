@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { call, type Res } from '../support/http.js';
-import { sql } from '../../libs/db/src/index.js';
+import { sql } from '@lectern/db';
 
 function expectLimited(res: Res) {
   expect(res.status, res.text).to.equal(429);

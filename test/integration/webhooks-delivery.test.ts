@@ -17,19 +17,10 @@ import {
   type DeliveryDto,
   type EndpointDto,
 } from '../support/webhooks.js';
-import { closeRuntime, type Runtime } from '../../libs/runtime/src/index.js';
-import { recordEvent } from '../../libs/events/src/index.js';
-import {
-  EVENT_TYPES,
-  EventPayloads,
-  type EventPayload,
-  type EventType,
-} from '../../libs/contracts/src/index.js';
-import {
-  startWebhookWorker,
-  type ResolvedAddress,
-  type WebhookWorkerOptions,
-} from '../../libs/webhooks/src/index.js';
+import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { recordEvent } from '@lectern/events';
+import { EVENT_TYPES, EventPayloads, type EventPayload, type EventType } from '@lectern/contracts';
+import { startWebhookWorker, type ResolvedAddress, type WebhookWorkerOptions } from '@lectern/webhooks';
 
 type Worker = { rt: Runtime; stop(): Promise<void> };
 

@@ -12,15 +12,15 @@ import {
   type TestWorkspace,
 } from '../support/context.js';
 import { call } from '../support/http.js';
-import { ConfigError } from '../../libs/config/src/index.js';
-import { sql } from '../../libs/db/src/index.js';
+import { ConfigError } from '@lectern/config';
+import { sql } from '@lectern/db';
 import {
   checkEndpointUrl,
   decryptSecret,
   ensureWebhookSecretKey,
   parseEncryptionKey,
   type ResolvedAddress,
-} from '../../libs/webhooks/src/index.js';
+} from '@lectern/webhooks';
 
 type Endpoint = EndpointDto & { signingSecret?: string };
 type Issue = { code: string; path: (string | number)[]; message: string };

@@ -12,9 +12,9 @@ import {
 import { call, waitFor } from '../support/http.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { createHook, deliveries, delivery, dropHooks } from '../support/webhooks.js';
-import { closeRuntime } from '../../libs/runtime/src/index.js';
-import { recordEvent } from '../../libs/events/src/index.js';
-import { startWebhookWorker } from '../../libs/webhooks/src/index.js';
+import { closeRuntime } from '@lectern/runtime';
+import { recordEvent } from '@lectern/events';
+import { startWebhookWorker } from '@lectern/webhooks';
 
 async function startWorker(name: string) {
   const rt = await testRuntime(name);

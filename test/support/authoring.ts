@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { CourseDto } from '../../libs/contracts/src/index.js';
+import type { CourseDto } from '@lectern/contracts';
 import { call, type Res } from './http.js';
 
 /** The error body of SPEC.md "Errors". */

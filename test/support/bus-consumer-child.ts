@@ -4,9 +4,9 @@
  * Args: APP FILTER_TOKEN ACK_WAIT_MS. Environment: the test run's configuration.
  */
 import { z } from 'zod';
-import { loadConfig } from '../../libs/config/src/index.js';
-import { createLogger } from '../../libs/log/src/index.js';
-import { connectBus, runConsumer } from '../../libs/bus/src/index.js';
+import { loadConfig } from '@lectern/config';
+import { createLogger } from '@lectern/log';
+import { connectBus, runConsumer } from '@lectern/bus';
 
 const [app, token, ackWait] = process.argv.slice(2);
 const cfg = loadConfig();

@@ -2,20 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '../../libs/config/src/index.js';
-import { createLogger } from '../../libs/log/src/index.js';
-import {
-  dropDatabase,
-  ensureDatabase,
-  createOrm,
-  migrate,
-  type EntityManager,
-} from '../../libs/db/src/index.js';
-import { createStorage, type Storage } from '../../libs/storage/src/index.js';
-import { closeRuntime, createRuntime, type Runtime } from '../../libs/runtime/src/index.js';
-import { createKey, createWorkspace } from '../../libs/admin/src/index.js';
-import { startApiServer, type ApiServer } from '../../apps/api/src/server.js';
-import type { PlanName } from '../../libs/db/src/index.js';
+import { loadConfig, type AppConfig } from '@lectern/config';
+import { createLogger } from '@lectern/log';
+import { dropDatabase, ensureDatabase, createOrm, migrate, type EntityManager } from '@lectern/db';
+import { createStorage, type Storage } from '@lectern/storage';
+import { closeRuntime, createRuntime, type Runtime } from '@lectern/runtime';
+import { createKey, createWorkspace } from '@lectern/admin';
+import { startApiServer, type ApiServer } from '@lectern/api';
+import type { PlanName } from '@lectern/db';
 
 /**
  * One test run = one PostgreSQL database and one BUS_PREFIX, so runs never collide.

@@ -1,5 +1,5 @@
-import type { EntityManager } from '../../libs/db/src/index.js';
-import { sql } from '../../libs/db/src/index.js';
+import type { EntityManager } from '@lectern/db';
+import { sql } from '@lectern/db';
 import { call, type Res } from './http.js';
 
 /** RFC 4180 cell: quoted only when it has to be. */

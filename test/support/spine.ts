@@ -5,12 +5,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { AppConfig } from '../../libs/config/src/index.js';
-import { sql, type EntityManager } from '../../libs/db/src/index.js';
-import { buildApp, type BuiltApp } from '../../apps/api/src/app.js';
-import type { Runtime } from '../../libs/runtime/src/index.js';
-import { closeRuntime, createRuntime } from '../../libs/runtime/src/index.js';
-import type { Logger } from '../../libs/log/src/index.js';
+import type { AppConfig } from '@lectern/config';
+import { sql, type EntityManager } from '@lectern/db';
+import { buildApp, type BuiltApp } from '@lectern/api';
+import type { Runtime } from '@lectern/runtime';
+import { closeRuntime, createRuntime } from '@lectern/runtime';
+import type { Logger } from '@lectern/log';
 import { context, startTestApp, testConfig, testRuntime, type TestApp } from './context.js';
 import { TcpProxy } from './tcp-proxy.js';
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Receipt } from './webhook-receiver.js';
 import { call } from './http.js';
-import { sql, type EntityManager } from '../../libs/db/src/index.js';
+import { sql, type EntityManager } from '@lectern/db';
 
 /**
  * Signature checks written the way a subscriber would, with node:crypto only (not Lectern's own verifier), so a

@@ -6,10 +6,10 @@ import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
-import { sql } from '../../../libs/db/src/index.js';
-import { AppError } from '../../../libs/errors/src/index.js';
-import { bearerMatches } from '../../../libs/metrics/src/index.js';
-import { checkReadiness } from '../../../libs/runtime/src/index.js';
+import { sql } from '@lectern/db';
+import { AppError } from '@lectern/errors';
+import { bearerMatches } from '@lectern/metrics';
+import { checkReadiness } from '@lectern/runtime';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';

@@ -1,7 +1,7 @@
-import { loadConfig } from '../../../libs/config/src/index.js';
-import { closeRuntime, createRuntime, onShutdown } from '../../../libs/runtime/src/index.js';
+import { loadConfig } from '@lectern/config';
+import { closeRuntime, createRuntime, onShutdown } from '@lectern/runtime';
 import { startApiServer } from './server.js';
-import { ensureWebhookSecretKey } from '../../../libs/webhooks/src/index.js';
+import { ensureWebhookSecretKey } from '@lectern/webhooks';
 
 const cfg = await ensureWebhookSecretKey(loadConfig());
 const rt = await createRuntime(cfg, { name: 'api' });

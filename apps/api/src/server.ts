@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import { startRelay, type Relay } from '../../../libs/events/src/index.js';
-import type { Runtime } from '../../../libs/runtime/src/index.js';
+import { startRelay, type Relay } from '@lectern/events';
+import type { Runtime } from '@lectern/runtime';
 
 export interface ApiServer {
   server: http.Server;

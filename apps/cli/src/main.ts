@@ -2,22 +2,15 @@
 import { parseArgs } from 'node:util';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, loadConfig, type AppConfig } from '../../../libs/config/src/index.js';
-import { createLogger } from '../../../libs/log/src/index.js';
-import {
-  createOrm,
-  ensureDatabase,
-  migrate,
-  ping,
-  ApiKeySchema,
-  WorkspaceSchema,
-} from '../../../libs/db/src/index.js';
-import { createKey, createWorkspace, revokeKey, setBilling, setPlan } from '../../../libs/admin/src/index.js';
-import { isAppError } from '../../../libs/errors/src/index.js';
-import { connectBus } from '../../../libs/bus/src/index.js';
-import { createStorage } from '../../../libs/storage/src/index.js';
-import { hashKey } from '../../../libs/auth/src/index.js';
-import { ensureWebhookSecretKey } from '../../../libs/webhooks/src/index.js';
+import { ConfigError, loadConfig, type AppConfig } from '@lectern/config';
+import { createLogger } from '@lectern/log';
+import { createOrm, ensureDatabase, migrate, ping, ApiKeySchema, WorkspaceSchema } from '@lectern/db';
+import { createKey, createWorkspace, revokeKey, setBilling, setPlan } from '@lectern/admin';
+import { isAppError } from '@lectern/errors';
+import { connectBus } from '@lectern/bus';
+import { createStorage } from '@lectern/storage';
+import { hashKey } from '@lectern/auth';
+import { ensureWebhookSecretKey } from '@lectern/webhooks';
 
 const USAGE = `lectern — Lectern admin command
 
@@ -40,7 +33,7 @@ function fail(message: string, code = 1): never {
 
 async function withOrm<T>(
   cfg: AppConfig,
-  fn: (em: import('../../../libs/db/src/index.js').EntityManager) => Promise<T>,
+  fn: (em: import('@lectern/db').EntityManager) => Promise<T>,
 ): Promise<T> {
   const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: 2 });
   try {

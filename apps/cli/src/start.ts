@@ -1,6 +1,6 @@
-import type { AppConfig } from '../../../libs/config/src/index.js';
-import { closeRuntime, createRuntime, onShutdown } from '../../../libs/runtime/src/index.js';
-import { startApiServer } from '../../api/src/server.js';
+import type { AppConfig } from '@lectern/config';
+import { closeRuntime, createRuntime, onShutdown } from '@lectern/runtime';
+import { startApiServer } from '@lectern/api';
 import { WORKERS } from './workers.js';
 
 /** API and every worker in one process, for a laptop. Production runs each app on its own. */

@@ -1,6 +1,6 @@
-import type { Runtime } from '../../../libs/runtime/src/index.js';
-import { startWebhookWorker } from '../../../libs/webhooks/src/index.js';
-import { startCsvWorker } from '../../../libs/csv-import/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import { startWebhookWorker } from '@lectern/webhooks';
+import { startCsvWorker } from '@lectern/csv-import';
 
 export interface WorkerDef {
   name: string;

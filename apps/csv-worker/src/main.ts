@@ -1,6 +1,6 @@
-import { loadConfig } from '../../../libs/config/src/index.js';
-import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '../../../libs/runtime/src/index.js';
-import { startCsvWorker } from '../../../libs/csv-import/src/index.js';
+import { loadConfig } from '@lectern/config';
+import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '@lectern/runtime';
+import { startCsvWorker } from '@lectern/csv-import';
 
 const cfg = loadConfig();
 const rt = await createRuntime(cfg, { name: 'csv-worker' });

@@ -1,6 +1,6 @@
-import { loadConfig } from '../../../libs/config/src/index.js';
-import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '../../../libs/runtime/src/index.js';
-import { ensureWebhookSecretKey, startWebhookWorker } from '../../../libs/webhooks/src/index.js';
+import { loadConfig } from '@lectern/config';
+import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '@lectern/runtime';
+import { ensureWebhookSecretKey, startWebhookWorker } from '@lectern/webhooks';
 
 const cfg = await ensureWebhookSecretKey(loadConfig());
 const rt = await createRuntime(cfg, { name: 'webhook-worker' });

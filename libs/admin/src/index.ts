@@ -1,8 +1,8 @@
-import type { EntityManager } from '../../db/src/index.js';
-import { ApiKeySchema, WorkspaceSchema, newId, type KeyScope, type PlanName } from '../../db/src/index.js';
-import { generateKey } from '../../auth/src/index.js';
-import { AppError, notFound } from '../../errors/src/index.js';
-import { isPlanName, PLAN_NAMES } from '../../plans/src/index.js';
+import type { EntityManager } from '@lectern/db';
+import { ApiKeySchema, WorkspaceSchema, newId, type KeyScope, type PlanName } from '@lectern/db';
+import { generateKey } from '@lectern/auth';
+import { AppError, notFound } from '@lectern/errors';
+import { isPlanName, PLAN_NAMES } from '@lectern/plans';
 
 /** Workspace and key administration, shared by the CLI and the test builders. */
 export async function createWorkspace(em: EntityManager, name: string, plan: string) {

@@ -1,11 +1,6 @@
-import {
-  CertificateTemplateSchema,
-  newId,
-  type CertificateTemplate,
-  type EntityManager,
-} from '../../db/src/index.js';
-import { notFound } from '../../errors/src/index.js';
-import type { CertificateTemplateInput, CertificateTemplatePatch } from '../../contracts/src/index.js';
+import { CertificateTemplateSchema, newId, type CertificateTemplate, type EntityManager } from '@lectern/db';
+import { notFound } from '@lectern/errors';
+import type { CertificateTemplateInput, CertificateTemplatePatch } from '@lectern/contracts';
 
 /** Certificate templates (Scale and up; the plan gate sits in front of the routes). Newest first. */
 export async function listCertificateTemplates(

@@ -1,12 +1,12 @@
 import { LockMode } from '@mikro-orm/core';
-import { CollectionSchema, newId, sql, type Collection, type EntityManager } from '../../db/src/index.js';
-import { notFound } from '../../errors/src/index.js';
+import { CollectionSchema, newId, sql, type Collection, type EntityManager } from '@lectern/db';
+import { notFound } from '@lectern/errors';
 import {
   collectionDto,
   type CollectionDto,
   type CreateCollection,
   type UpdateCollection,
-} from '../../contracts/src/index.js';
+} from '@lectern/contracts';
 import { assertRefsInWorkspace } from './refs.js';
 
 type Member = CollectionDto['courses'][number];

@@ -1,14 +1,10 @@
 import { LockMode } from '@mikro-orm/core';
-import { CourseSchema, newId, sql, type Course, type EntityManager } from '../../db/src/index.js';
-import { invalid, notFound } from '../../errors/src/index.js';
-import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '../../plans/src/index.js';
-import { contentHash, validateScreens } from '../../courses/src/index.js';
-import { recordEvent } from '../../events/src/index.js';
-import {
-  DEFAULT_COURSE_LOCALE,
-  type CreateCourseInput,
-  type UpdateCourse,
-} from '../../contracts/src/index.js';
+import { CourseSchema, newId, sql, type Course, type EntityManager } from '@lectern/db';
+import { invalid, notFound } from '@lectern/errors';
+import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '@lectern/plans';
+import { contentHash, validateScreens } from '@lectern/courses';
+import { recordEvent } from '@lectern/events';
+import { DEFAULT_COURSE_LOCALE, type CreateCourseInput, type UpdateCourse } from '@lectern/contracts';
 import { assertRefsInWorkspace } from './refs.js';
 
 export interface WorkspaceRef {

@@ -52,4 +52,4 @@ export {
   certificateTemplateDto,
   collectionDto,
   type CreateCourseInput,
-} from '../../contracts/src/index.js';
+} from '@lectern/contracts';

@@ -1,5 +1,5 @@
-import { sql, type EntityManager } from '../../db/src/index.js';
-import { invalid, type Issue } from '../../errors/src/index.js';
+import { sql, type EntityManager } from '@lectern/db';
+import { invalid, type Issue } from '@lectern/errors';
 
 const TABLES = {
   themeId: { table: 'themes', what: 'theme' },

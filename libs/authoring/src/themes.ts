@@ -1,6 +1,6 @@
-import { ThemeSchema, newId, type EntityManager, type Theme } from '../../db/src/index.js';
-import { notFound } from '../../errors/src/index.js';
-import type { ThemeInput, ThemePatch } from '../../contracts/src/index.js';
+import { ThemeSchema, newId, type EntityManager, type Theme } from '@lectern/db';
+import { notFound } from '@lectern/errors';
+import type { ThemeInput, ThemePatch } from '@lectern/contracts';
 
 /** Themes (Scale and up; the plan gate sits in front of the routes). Newest first. */
 export async function listThemes(em: EntityManager, workspaceId: string): Promise<Theme[]> {

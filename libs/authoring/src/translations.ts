@@ -6,15 +6,10 @@ import {
   type Course,
   type CourseTranslation,
   type EntityManager,
-} from '../../db/src/index.js';
-import { AppError, invalid, notFound } from '../../errors/src/index.js';
-import {
-  sourceFingerprints,
-  stalePaths,
-  translatableFields,
-  translationIssues,
-} from '../../courses/src/index.js';
-import { iso, type TranslatableDto, type TranslationDto } from '../../contracts/src/index.js';
+} from '@lectern/db';
+import { AppError, invalid, notFound } from '@lectern/errors';
+import { sourceFingerprints, stalePaths, translatableFields, translationIssues } from '@lectern/courses';
+import { iso, type TranslatableDto, type TranslationDto } from '@lectern/contracts';
 import { getCourse, lockCourse } from './courses.js';
 
 /**

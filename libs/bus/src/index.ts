@@ -13,8 +13,8 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import type { z } from 'zod';
-import type { Logger } from '../../log/src/index.js';
-import { isAppError } from '../../errors/src/index.js';
+import type { Logger } from '@lectern/log';
+import { isAppError } from '@lectern/errors';
 
 export type { JsMsg, NatsConnection };
 

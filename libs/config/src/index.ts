@@ -1,7 +1,7 @@
 import { z } from 'zod';
 // Pure parsers (no I/O): the webhook settings are checked with the rest of the configuration.
-import { parseRetryDelays } from '../../webhooks/src/retry.js';
-import { parseEncryptionKey } from '../../webhooks/src/secrets.js';
+import { parseRetryDelays } from '@lectern/webhooks';
+import { parseEncryptionKey } from '@lectern/webhooks';
 
 /**
  * Configuration comes from environment variables only, parsed once per process.

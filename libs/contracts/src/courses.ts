@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import { Timestamp, iso } from './common.js';
 import { CertificateTokens, CustomFont, MAX_CUSTOM_FONTS, ThemeTokens } from './design.js';
-import { ScreenSchema } from '../../courses/src/index.js';
-import type { Course as CourseRow } from '../../db/src/entities/course.entity.js';
-import type { Theme as ThemeRow } from '../../db/src/entities/theme.entity.js';
-import type { CertificateTemplate as CertificateTemplateRow } from '../../db/src/entities/certificate-template.entity.js';
-import type { Collection as CollectionRow } from '../../db/src/entities/collection.entity.js';
+import { ScreenSchema } from '@lectern/courses';
+import type { Course as CourseRow } from '@lectern/db';
+import type { Theme as ThemeRow } from '@lectern/db';
+import type { CertificateTemplate as CertificateTemplateRow } from '@lectern/db';
+import type { Collection as CollectionRow } from '@lectern/db';
 
 export {
   ThemeInput as CreateTheme,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PagingQuery, Timestamp, iso } from './common.js';
-import type { Identity as IdentityRow } from '../../db/src/entities/identity.entity.js';
+import type { Identity as IdentityRow } from '@lectern/db';
 
 export const BULK_MAX = 500;
 

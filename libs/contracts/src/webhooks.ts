@@ -5,7 +5,7 @@ import type {
   WebhookAttempt as AttemptRow,
   WebhookDelivery as DeliveryRow,
   WebhookEndpoint as EndpointRow,
-} from '../../db/src/entities/webhook.entity.js';
+} from '@lectern/db';
 
 const EventTypes = z
   .array(EventType)

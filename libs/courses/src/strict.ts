@@ -1,4 +1,4 @@
-import type { Issue } from '../../errors/src/index.js';
+import type { Issue } from '@lectern/errors';
 import {
   BLOCK_TYPES,
   blockFieldsOf,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Issue } from '../../errors/src/index.js';
+import type { Issue } from '@lectern/errors';
 import { isBlockType, type BlockType } from './blocks.js';
 import { blankMarkers } from './strict.js';
 import { isFilled, isRecord, type JsonRecord } from './util.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issuesFromZod, type Issue } from '../../errors/src/index.js';
+import { issuesFromZod, type Issue } from '@lectern/errors';
 import { BLOCK_TYPES, BlockFields, isBlockType } from './blocks.js';
 import { isRecord } from './util.js';
 

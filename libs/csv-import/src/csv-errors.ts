@@ -1,4 +1,4 @@
-import { AppError } from '../../errors/src/index.js';
+import { AppError } from '@lectern/errors';
 import type { CsvIssue } from './types.js';
 
 /** SPEC.md, Limits: "CSV import — 2,000 data rows for a course CSV". */

@@ -1,4 +1,4 @@
-import type { BlockType } from '../../courses/src/index.js';
+import type { BlockType } from '@lectern/courses';
 import { CSV_MAX_ROWS, CsvRowLimitError } from './csv-errors.js';
 import { decodeCsv, readCsv, type CsvRecord } from './read-csv.js';
 import {

@@ -4,7 +4,7 @@ import {
   MAX_STACK_CARDS,
   TIMED_QUESTION_SECONDS,
   type BlockType,
-} from '../../courses/src/index.js';
+} from '@lectern/courses';
 import type { CsvIssueCode } from './types.js';
 
 /** Columns the format reads; any other header is ignored (with an `unknown_column` issue). */

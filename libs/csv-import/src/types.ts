@@ -1,4 +1,4 @@
-import type { BlockType } from '../../courses/src/index.js';
+import type { BlockType } from '@lectern/courses';
 
 /** A block as the importer builds it: `id`, `type` and the type's fields (libs/courses field names). */
 export interface CsvBlock {

@@ -1,15 +1,10 @@
-import { AppError } from '../../errors/src/index.js';
-import { sql, type PlanName } from '../../db/src/index.js';
-import { createCourse } from '../../authoring/src/index.js';
-import { TITLE_MAX } from '../../contracts/src/courses.js';
-import type { CsvImportIssue, CsvImportJobResult } from '../../contracts/src/jobs.js';
-import {
-  runJobWorker,
-  type ClaimedJob,
-  type JobContext,
-  type JobWorkerHandle,
-} from '../../jobs/src/index.js';
-import type { Runtime } from '../../runtime/src/index.js';
+import { AppError } from '@lectern/errors';
+import { sql, type PlanName } from '@lectern/db';
+import { createCourse } from '@lectern/authoring';
+import { TITLE_MAX } from '@lectern/contracts';
+import type { CsvImportIssue, CsvImportJobResult } from '@lectern/contracts';
+import { runJobWorker, type ClaimedJob, type JobContext, type JobWorkerHandle } from '@lectern/jobs';
+import type { Runtime } from '@lectern/runtime';
 import { CsvRowLimitError } from './csv-errors.js';
 import { parseCourseCsv } from './parse-course-csv.js';
 import type { CsvIssue } from './types.js';

@@ -1,12 +1,13 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
-import { AppError } from '../../errors/src/index.js';
+import { AppError } from '@lectern/errors';
 import { ENTITIES } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 
 export * from './entities/index.js';
 export { newId, randomBase62 } from './ids.js';
+export { migrationsList } from './migrations/index.js';
 export type { EntityManager };
 export { MikroORM };
 

@@ -1,13 +1,8 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { OutboxEventSchema, newId, sql } from '../../db/src/index.js';
-import type { Bus } from '../../bus/src/index.js';
-import type { Logger } from '../../log/src/index.js';
-import {
-  EventPayloads,
-  type EventEnvelope,
-  type EventPayload,
-  type EventType,
-} from '../../contracts/src/index.js';
+import { OutboxEventSchema, newId, sql } from '@lectern/db';
+import type { Bus } from '@lectern/bus';
+import type { Logger } from '@lectern/log';
+import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '@lectern/contracts';
 
 /**
  * Writes an event to the outbox through `em`, so it commits (or not) with the change that

@@ -1,8 +1,8 @@
-import type { EntityManager } from '../../db/src/index.js';
-import { IdentitySchema, newId, sql, type Identity } from '../../db/src/index.js';
-import { AppError, notFound } from '../../errors/src/index.js';
-import { recordEvent } from '../../events/src/index.js';
-import { eventIdentity, type UpsertIdentity } from '../../contracts/src/index.js';
+import type { EntityManager } from '@lectern/db';
+import { IdentitySchema, newId, sql, type Identity } from '@lectern/db';
+import { AppError, notFound } from '@lectern/errors';
+import { recordEvent } from '@lectern/events';
+import { eventIdentity, type UpsertIdentity } from '@lectern/contracts';
 
 interface Row {
   id: string;

@@ -1,4 +1,4 @@
-import { AppError, HTTP_ERRORS, isAppError, type ErrorCode, type Issue } from '../../errors/src/index.js';
+import { AppError, HTTP_ERRORS, isAppError, type ErrorCode, type Issue } from '@lectern/errors';
 
 /**
  * How a failed job's error is kept in `jobs.error`: exactly what the API needs to

@@ -1,15 +1,9 @@
-import { AppError } from '../../errors/src/index.js';
-import { sql, type EntityManager } from '../../db/src/index.js';
-import { notifyJobDone, runConsumer, type ConsumerHandle } from '../../bus/src/index.js';
-import type { Logger } from '../../log/src/index.js';
-import type { Runtime } from '../../runtime/src/index.js';
-import {
-  JOB_SPECS,
-  JobCommand,
-  type JobInput,
-  type JobKind,
-  type JobResult,
-} from '../../contracts/src/jobs.js';
+import { AppError } from '@lectern/errors';
+import { sql, type EntityManager } from '@lectern/db';
+import { notifyJobDone, runConsumer, type ConsumerHandle } from '@lectern/bus';
+import type { Logger } from '@lectern/log';
+import type { Runtime } from '@lectern/runtime';
+import { JOB_SPECS, JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
 import { isRetryableJobError, toStoredError, type StoredJobError } from './job-errors.js';
 
 /** A job as its handler sees it, after the claim. */

@@ -1,14 +1,8 @@
-import { AppError } from '../../errors/src/index.js';
-import { newId, sql } from '../../db/src/index.js';
-import { requestJob, type BusNames } from '../../bus/src/index.js';
-import type { Runtime } from '../../runtime/src/index.js';
-import {
-  JOB_SPECS,
-  type JobCommand,
-  type JobInput,
-  type JobKind,
-  type JobResult,
-} from '../../contracts/src/jobs.js';
+import { AppError } from '@lectern/errors';
+import { newId, sql } from '@lectern/db';
+import { requestJob, type BusNames } from '@lectern/bus';
+import type { Runtime } from '@lectern/runtime';
+import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
 import { fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';
 
 /** `<prefix>.jobs.<capability>.<verb>`, e.g. `lectern.jobs.csv.import` (STYLE.md naming). */

@@ -1,5 +1,5 @@
-import { AppError } from '../../errors/src/index.js';
-import type { PlanName, Workspace } from '../../db/src/entities/workspace.entity.js';
+import { AppError } from '@lectern/errors';
+import type { PlanName, Workspace } from '@lectern/db';
 
 export type { PlanName };
 

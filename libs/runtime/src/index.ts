@@ -1,9 +1,9 @@
-import type { AppConfig } from '../../config/src/index.js';
-import { createLogger, type Logger } from '../../log/src/index.js';
-import { createOrm, type MikroORM } from '../../db/src/index.js';
-import { connectBus, provisionStreams, type Bus } from '../../bus/src/index.js';
-import { createStorage, type Storage } from '../../storage/src/index.js';
-import { createMetrics, type Metrics } from '../../metrics/src/index.js';
+import type { AppConfig } from '@lectern/config';
+import { createLogger, type Logger } from '@lectern/log';
+import { createOrm, type MikroORM } from '@lectern/db';
+import { connectBus, provisionStreams, type Bus } from '@lectern/bus';
+import { createStorage, type Storage } from '@lectern/storage';
+import { createMetrics, type Metrics } from '@lectern/metrics';
 
 export { checkReadiness, type ReadinessCheck, type Readiness } from './readiness.js';
 export { startWorkerHttp, type WorkerHttp, type WorkerHttpOptions } from './worker-http.js';

@@ -1,4 +1,4 @@
-import { ping } from '../../db/src/index.js';
+import { ping } from '@lectern/db';
 import type { Runtime } from './index.js';
 
 export type ReadinessCheck = 'postgres' | 'nats' | 'objectStore';

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerMatches } from '../../metrics/src/index.js';
+import { bearerMatches } from '@lectern/metrics';
 import { checkReadiness, type ReadinessCheck } from './readiness.js';
 import type { Runtime } from './index.js';
 

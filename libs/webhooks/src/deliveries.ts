@@ -12,9 +12,9 @@ import {
   type WebhookAttempt,
   type WebhookDelivery,
   type WebhookDeliveryStatus,
-} from '../../db/src/index.js';
-import { AppError, notFound } from '../../errors/src/index.js';
-import { EVENT_TYPES, type EventType } from '../../contracts/src/index.js';
+} from '@lectern/db';
+import { AppError, notFound } from '@lectern/errors';
+import { EVENT_TYPES, type EventType } from '@lectern/contracts';
 import { envelopeBody } from './fanout.js';
 import { samplePayload } from './samples.js';
 

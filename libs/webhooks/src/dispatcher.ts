@@ -13,10 +13,10 @@
  * never the queue in front of healthy endpoints; and each worker claims no more than its free local slots.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { EntityManager } from '../../db/src/index.js';
+import type { EntityManager } from '@lectern/db';
 import { query } from './pg.js';
-import type { Bus } from '../../bus/src/index.js';
-import type { Logger } from '../../log/src/index.js';
+import type { Bus } from '@lectern/bus';
+import type { Logger } from '@lectern/log';
 
 export interface ClaimLimits {
   /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */

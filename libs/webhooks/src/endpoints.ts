@@ -6,14 +6,9 @@
  */
 import { promises as dns } from 'node:dns';
 import { LockMode } from '@mikro-orm/core';
-import {
-  newId,
-  WebhookEndpointSchema,
-  type EntityManager,
-  type WebhookEndpoint,
-} from '../../db/src/index.js';
-import { invalid, notFound } from '../../errors/src/index.js';
-import type { CreateWebhook, UpdateWebhook } from '../../contracts/src/index.js';
+import { newId, WebhookEndpointSchema, type EntityManager, type WebhookEndpoint } from '@lectern/db';
+import { invalid, notFound } from '@lectern/errors';
+import type { CreateWebhook, UpdateWebhook } from '@lectern/contracts';
 import { encryptSecret, generateSigningSecret } from './secrets.js';
 import { checkUrl, checkUrlResolved, type HostResolver, type ResolvedAddress } from './ssrf.js';
 import { cancelPending } from './deliveries.js';

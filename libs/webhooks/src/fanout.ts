@@ -6,9 +6,9 @@
  * check-then-insert race. Endpoints created after the event do not receive it. Events are fanned out in batches
  * (two statements per batch), see `Batcher`.
  */
-import { newId, type EntityManager } from '../../db/src/index.js';
+import { newId, type EntityManager } from '@lectern/db';
 import { query } from './pg.js';
-import type { EventEnvelope } from '../../contracts/src/index.js';
+import type { EventEnvelope } from '@lectern/contracts';
 import { MAX_ATTEMPTS } from './retry.js';
 
 /** The exact request body of every delivery of this event. */

@@ -11,3 +11,5 @@ export * from './fanout.js';
 export * from './dispatcher.js';
 export * from './sender.js';
 export * from './worker.js';
+export * from './batcher.js';
+export * from './pg.js';

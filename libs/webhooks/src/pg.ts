@@ -6,7 +6,7 @@
  * PostgreSQL array (write `= any (?::text[])`, not `in (?)`).
  */
 import type { Knex } from '@mikro-orm/knex';
-import type { EntityManager } from '../../db/src/index.js';
+import type { EntityManager } from '@lectern/db';
 
 export async function query<T = Record<string, unknown>>(
   em: EntityManager,

@@ -2,7 +2,7 @@
  * Sample events for `POST /webhooks/:id/test`: realistic payloads of every type, so a subscriber can exercise the
  * same parsing code it runs for real events. Ids are recognisably fake (`…_sample`).
  */
-import type { EventPayload, EventType } from '../../contracts/src/index.js';
+import type { EventPayload, EventType } from '@lectern/contracts';
 
 export function samplePayload<T extends EventType>(type: T, publicUrl: string): EventPayload<T> {
   const base = publicUrl.replace(/\/+$/, '');

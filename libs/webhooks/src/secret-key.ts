@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type AppConfig } from '../../config/src/index.js';
+import { ConfigError, type AppConfig } from '@lectern/config';
 import { parseEncryptionKey } from './secrets.js';
 
 export const SECRET_KEY_FILE = 'webhook-secret.key';

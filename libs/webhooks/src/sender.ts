@@ -19,9 +19,9 @@
  * (`Batcher`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql, type EntityManager } from '../../db/src/index.js';
+import { sql, type EntityManager } from '@lectern/db';
 import { query } from './pg.js';
-import type { Logger } from '../../log/src/index.js';
+import type { Logger } from '@lectern/log';
 import { decryptSecret } from './secrets.js';
 import { signatureHeaders } from './signature.js';
 import { deliverOnce, type DeliveryResult } from './deliver.js';

@@ -4,9 +4,9 @@
  * copies; they share the fan-out durable and claim rows with SKIP LOCKED, under short leases that a dead worker's
  * rows outlive by seconds only.
  */
-import { runConsumer, type ConsumerSpec } from '../../bus/src/index.js';
-import type { Runtime } from '../../runtime/src/index.js';
-import { EventEnvelope } from '../../contracts/src/index.js';
+import { runConsumer, type ConsumerSpec } from '@lectern/bus';
+import type { Runtime } from '@lectern/runtime';
+import { EventEnvelope } from '@lectern/contracts';
 import { webhookSecretKey } from './secret-key.js';
 import { parseRetryDelays } from './retry.js';
 import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';

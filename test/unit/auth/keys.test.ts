@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
-import { KEY_PREFIX, generateKey, hashKey, parseKey } from '../../../libs/auth/src/index.js';
+import { KEY_PREFIX, generateKey, hashKey, parseKey } from '@lectern/auth';
 
 describe('auth: API keys', () => {
   it('generateKey: lk_ + at least 32 base62 characters, a lookup prefix and a SHA-256 hash', () => {

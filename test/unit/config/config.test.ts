@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../libs/config/src/index.js';
+import { ConfigError, loadConfig } from '@lectern/config';
 
 function problems(env: Record<string, string>): string[] {
   try {

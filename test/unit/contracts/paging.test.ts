@@ -1,11 +1,5 @@
 import { expect } from 'chai';
-import {
-  PAGE_DEFAULT,
-  PAGE_MAX,
-  PagingQuery,
-  paged,
-  parsePaging,
-} from '../../../libs/contracts/src/index.js';
+import { PAGE_DEFAULT, PAGE_MAX, PagingQuery, paged, parsePaging } from '@lectern/contracts';
 
 describe('contracts: parsePaging (SPEC paging rules)', () => {
   it('default 50, maximum 10,000', () => {

@@ -6,7 +6,7 @@ import {
   GENERATABLE_TYPES,
   ScreenSchema,
   isBlockType,
-} from '../../../libs/courses/src/index.js';
+} from '@lectern/courses';
 import { VALID_BLOCKS } from './fixtures.js';
 
 // Copied from SPEC.md "Screen and block" so the catalogue cannot drift from it.

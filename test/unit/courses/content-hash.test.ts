@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { canonicalJson, contentHash, type Screen } from '../../../libs/courses/src/index.js';
+import { canonicalJson, contentHash, type Screen } from '@lectern/courses';
 import { allTypesScreens, clone, VALID_BLOCKS } from './fixtures.js';
 
 const course = () => ({ title: 'Fire safety', direction: 'ltr', locale: 'en', screens: allTypesScreens() });

@@ -7,7 +7,7 @@ import {
   strictCheckBlock,
   TEXT_FIELDS,
   validateScreens,
-} from '../../../libs/courses/src/index.js';
+} from '@lectern/courses';
 
 const doc = readFileSync(new URL('../../../docs/blocks.md', import.meta.url), 'utf8');
 

@@ -1,4 +1,4 @@
-import type { Block, BlockType, Screen } from '../../../libs/courses/src/index.js';
+import type { Block, BlockType, Screen } from '@lectern/courses';
 
 /** One well-formed block of every type: passes the lenient and the strict check. */
 export const VALID_BLOCKS: { [T in BlockType]: Block & { type: T } } = {

@@ -9,7 +9,7 @@ import {
   scoreAnswers,
   stripAnswerKeys,
   type Block,
-} from '../../../libs/courses/src/index.js';
+} from '@lectern/courses';
 import { clone, oneBlock, VALID_BLOCKS } from './fixtures.js';
 
 const GARBAGE: unknown[] = [

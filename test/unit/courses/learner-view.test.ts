@@ -1,11 +1,5 @@
 import { expect } from 'chai';
-import {
-  canonicalJson,
-  gradeAnswer,
-  learnerItemId,
-  stripAnswerKeys,
-  type Block,
-} from '../../../libs/courses/src/index.js';
+import { canonicalJson, gradeAnswer, learnerItemId, stripAnswerKeys, type Block } from '@lectern/courses';
 import { allTypesScreens, oneBlock, VALID_BLOCKS } from './fixtures.js';
 
 const view = (block: Block, secret?: string): Block =>

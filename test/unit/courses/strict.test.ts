@@ -6,7 +6,7 @@ import {
   strictCheckScreens,
   validateScreens,
   type Block,
-} from '../../../libs/courses/src/index.js';
+} from '@lectern/courses';
 import { allTypesScreens, clone, VALID_BLOCKS } from './fixtures.js';
 
 const codes = (issues: { code: string }[]) => issues.map((i) => i.code);

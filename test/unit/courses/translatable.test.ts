@@ -10,7 +10,7 @@ import {
   translatableFields,
   translationIssues,
   type Screen,
-} from '../../../libs/courses/src/index.js';
+} from '@lectern/courses';
 import { allTypesScreens, clone, VALID_BLOCKS } from './fixtures.js';
 
 const course = () => ({ title: 'Fire safety', screens: allTypesScreens() });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { validateScreens } from '../../../libs/courses/src/index.js';
+import { validateScreens } from '@lectern/courses';
 import { allTypesScreens, oneBlock, VALID_BLOCKS } from './fixtures.js';
 
 const paths = (issues: { path: (string | number)[] }[]) => issues.map((i) => i.path);

@@ -1,10 +1,6 @@
 import { expect } from 'chai';
-import { BLOCK_TYPES, strictCheckScreens } from '../../../libs/courses/src/index.js';
-import {
-  CSV_DEFAULT_SECONDS,
-  CSV_UNSUPPORTED_TYPES,
-  parseCourseCsv,
-} from '../../../libs/csv-import/src/index.js';
+import { BLOCK_TYPES, strictCheckScreens } from '@lectern/courses';
+import { CSV_DEFAULT_SECONDS, CSV_UNSUPPORTED_TYPES, parseCourseCsv } from '@lectern/csv-import';
 import { csvOf, oneRow, type Cells } from './csv-helpers.js';
 
 function block(row: Cells): Record<string, unknown> {

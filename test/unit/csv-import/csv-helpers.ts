@@ -1,9 +1,4 @@
-import {
-  CSV_COLUMNS,
-  parseCourseCsv,
-  type CsvBlock,
-  type CsvIssue,
-} from '../../../libs/csv-import/src/index.js';
+import { CSV_COLUMNS, parseCourseCsv, type CsvBlock, type CsvIssue } from '@lectern/csv-import';
 
 export const ALL_COLUMNS = CSV_COLUMNS;
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { strictCheckScreens } from '../../../libs/courses/src/index.js';
-import { parseCourseCsv } from '../../../libs/csv-import/src/index.js';
+import { strictCheckScreens } from '@lectern/courses';
+import { parseCourseCsv } from '@lectern/csv-import';
 
 /** The example in docs/ is part of the documentation; it must import cleanly. */
 describe('docs/examples/course.csv', () => {

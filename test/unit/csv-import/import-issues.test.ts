@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { CsvImportIssue } from '../../../libs/contracts/src/jobs.js';
-import { importTitle, parseCourseCsv, toImportIssues } from '../../../libs/csv-import/src/index.js';
+import { CsvImportIssue } from '@lectern/contracts';
+import { importTitle, parseCourseCsv, toImportIssues } from '@lectern/csv-import';
 
 describe('csv-import: the API shape of issues and the course title', () => {
   it('every parser issue becomes {row, code, path: ["row", row], message}, valid against the contract', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseCourseCsv, type CsvIssue } from '../../../libs/csv-import/src/index.js';
+import { parseCourseCsv, type CsvIssue } from '@lectern/csv-import';
 import { oneRow, type Cells } from './csv-helpers.js';
 
 /** Parses one row (line 2 of the file) and returns its issue. */

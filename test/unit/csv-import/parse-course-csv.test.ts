@@ -6,8 +6,8 @@ import {
   isCsvRowLimitError,
   noReadableScreensError,
   parseCourseCsv,
-} from '../../../libs/csv-import/src/index.js';
-import { AppError } from '../../../libs/errors/src/index.js';
+} from '@lectern/csv-import';
+import { AppError } from '@lectern/errors';
 
 describe('parseCourseCsv: reading the file', () => {
   it('reads a plain comma-separated file', () => {

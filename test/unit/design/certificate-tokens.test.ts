@@ -12,8 +12,8 @@ import {
   CertificateTemplatePatch,
   CertificateTokens,
   resolveCertificateTokens,
-} from '../../../libs/contracts/src/design.js';
-import { issuesFromZod } from '../../../libs/errors/src/index.js';
+} from '@lectern/contracts';
+import { issuesFromZod } from '@lectern/errors';
 
 function issues(
   schema: z.ZodType,

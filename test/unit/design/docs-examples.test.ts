@@ -1,11 +1,6 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import {
-  CertificateTemplateInput,
-  PALETTE_KEYS,
-  THEME_CONCEPTS,
-  ThemeInput,
-} from '../../../libs/contracts/src/design.js';
+import { CertificateTemplateInput, PALETTE_KEYS, THEME_CONCEPTS, ThemeInput } from '@lectern/contracts';
 
 /** docs/design-tokens.md is the reference; its examples and lists must match the schemas. */
 describe('docs/design-tokens.md', () => {

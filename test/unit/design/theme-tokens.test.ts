@@ -11,8 +11,8 @@ import {
   ThemeInput,
   ThemePatch,
   ThemeTokens,
-} from '../../../libs/contracts/src/design.js';
-import { issuesFromZod } from '../../../libs/errors/src/index.js';
+} from '@lectern/contracts';
+import { issuesFromZod } from '@lectern/errors';
 
 /** The spec-shaped issues of a failed parse (empty when it succeeds). */
 function issues(

@@ -8,8 +8,8 @@ import {
   issuesFromZod,
   notFound,
   type ErrorCode,
-} from '../../../libs/errors/src/index.js';
-import { asUnavailable, isDbUnavailable } from '../../../libs/db/src/index.js';
+} from '@lectern/errors';
+import { asUnavailable, isDbUnavailable } from '@lectern/db';
 
 describe('errors: the one error type and its HTTP table', () => {
   it('maps the SPEC codes to their statuses', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { AppError, HTTP_ERRORS } from '../../../libs/errors/src/index.js';
-import { busNames } from '../../../libs/bus/src/index.js';
+import { AppError, HTTP_ERRORS } from '@lectern/errors';
+import { busNames } from '@lectern/bus';
 import {
   fromStoredError,
   isRetryableJobError,
@@ -8,7 +8,7 @@ import {
   jobSubject,
   jobTimeoutError,
   toStoredError,
-} from '../../../libs/jobs/src/index.js';
+} from '@lectern/jobs';
 
 describe('libs/jobs: pure parts', () => {
   describe('toStoredError / fromStoredError', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AppError, HTTP_ERRORS } from '../../../libs/errors/src/index.js';
+import { AppError, HTTP_ERRORS } from '@lectern/errors';
 import {
   FEATURE_PLAN,
   PLANS,
@@ -14,7 +14,7 @@ import {
   usageMonth,
   type Feature,
   type PlanName,
-} from '../../../libs/plans/src/index.js';
+} from '@lectern/plans';
 
 const GB = 1024 ** 3;
 

@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { closeDeliveryAgents, deliverOnce, parseRetryAfter } from '../../../libs/webhooks/src/deliver.js';
-import { generateSigningSecret } from '../../../libs/webhooks/src/secrets.js';
-import { signatureHeaders } from '../../../libs/webhooks/src/signature.js';
-import type { ResolvedAddress } from '../../../libs/webhooks/src/ssrf.js';
+import { closeDeliveryAgents, deliverOnce, parseRetryAfter } from '@lectern/webhooks';
+import { generateSigningSecret } from '@lectern/webhooks';
+import { signatureHeaders } from '@lectern/webhooks';
+import type { ResolvedAddress } from '@lectern/webhooks';
 
 interface Received {
   method: string;

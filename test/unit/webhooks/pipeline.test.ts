@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { Batcher } from '../../../libs/webhooks/src/batcher.js';
-import { KeyedLimiter, decideOutcome } from '../../../libs/webhooks/src/sender.js';
-import { envelopeBody } from '../../../libs/webhooks/src/fanout.js';
-import { samplePayload } from '../../../libs/webhooks/src/samples.js';
-import { EVENT_TYPES, EventPayloads } from '../../../libs/contracts/src/index.js';
+import { Batcher } from '@lectern/webhooks';
+import { KeyedLimiter, decideOutcome } from '@lectern/webhooks';
+import { envelopeBody } from '@lectern/webhooks';
+import { samplePayload } from '@lectern/webhooks';
+import { EVENT_TYPES, EventPayloads } from '@lectern/contracts';
 
 const DELAYS = [60, 600, 3600, 21600];
 

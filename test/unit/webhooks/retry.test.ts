@@ -1,10 +1,5 @@
 import { expect } from 'chai';
-import {
-  DEFAULT_RETRY_DELAYS,
-  MAX_ATTEMPTS,
-  nextDelaySeconds,
-  parseRetryDelays,
-} from '../../../libs/webhooks/src/retry.js';
+import { DEFAULT_RETRY_DELAYS, MAX_ATTEMPTS, nextDelaySeconds, parseRetryDelays } from '@lectern/webhooks';
 
 describe('webhooks/retry', () => {
   it('has 5 attempts and a default spread over hours', () => {

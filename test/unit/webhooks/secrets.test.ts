@@ -1,11 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import {
-  decryptSecret,
-  encryptSecret,
-  generateSigningSecret,
-  parseEncryptionKey,
-} from '../../../libs/webhooks/src/secrets.js';
+import { decryptSecret, encryptSecret, generateSigningSecret, parseEncryptionKey } from '@lectern/webhooks';
 
 describe('webhooks/secrets', () => {
   const key = randomBytes(32);

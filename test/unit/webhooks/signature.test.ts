@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { createHmac } from 'node:crypto';
-import { generateSigningSecret } from '../../../libs/webhooks/src/secrets.js';
+import { generateSigningSecret } from '@lectern/webhooks';
 import {
   signatureHeaders,
   USER_AGENT,
   verifyServiceSignature,
   verifyStandardSignature,
-} from '../../../libs/webhooks/src/signature.js';
+} from '@lectern/webhooks';
 
 // Independent reference implementations, written from the documented schemes with node:crypto only.
 function refServiceSignature(secret: string, body: string): string {

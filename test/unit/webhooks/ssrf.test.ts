@@ -6,7 +6,7 @@ import {
   normalizeHost,
   parseAllowPrivate,
   type ResolvedAddress,
-} from '../../../libs/webhooks/src/ssrf.js';
+} from '@lectern/webhooks';
 
 const deny = { allowPrivate: false };
 const allow = { allowPrivate: true };

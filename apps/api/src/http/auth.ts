@@ -1,10 +1,10 @@
 import type { Context, Next } from 'koa';
 import { timingSafeEqual } from 'node:crypto';
-import { AppError } from '../../../../libs/errors/src/index.js';
-import { sql, type MikroORM } from '../../../../libs/db/src/index.js';
-import type { KeyScope, PlanName, BillingStatus } from '../../../../libs/db/src/index.js';
-import { checkAccess, usageMonth } from '../../../../libs/plans/src/index.js';
-import { hashKey, parseKey } from '../../../../libs/auth/src/index.js';
+import { AppError } from '@lectern/errors';
+import { sql, type MikroORM } from '@lectern/db';
+import type { KeyScope, PlanName, BillingStatus } from '@lectern/db';
+import { checkAccess, usageMonth } from '@lectern/plans';
+import { hashKey, parseKey } from '@lectern/auth';
 
 export interface AuthState {
   keyId: string;

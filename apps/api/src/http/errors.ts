@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
-import { AppError, HTTP_ERRORS, isAppError } from '../../../../libs/errors/src/index.js';
-import { asUnavailable } from '../../../../libs/db/src/index.js';
-import type { Logger } from '../../../../libs/log/src/index.js';
+import { AppError, HTTP_ERRORS, isAppError } from '@lectern/errors';
+import { asUnavailable } from '@lectern/db';
+import type { Logger } from '@lectern/log';
 
 interface BodyParserError {
   status?: number;

@@ -1,5 +1,5 @@
 import type { Context, Middleware, Next } from 'koa';
-import { requireFeature, type Feature } from '../../../../libs/plans/src/index.js';
+import { requireFeature, type Feature } from '@lectern/plans';
 import type { AuthState } from './auth.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { AppError } from '../../../../libs/errors/src/index.js';
+import { AppError } from '@lectern/errors';
 
 export interface RawBodyOptions {
   /** Largest body accepted, in bytes after decompression. */

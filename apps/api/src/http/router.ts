@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import { z } from 'zod';
-import { AppError, issuesFromZod } from '../../../../libs/errors/src/index.js';
+import { AppError, issuesFromZod } from '@lectern/errors';
 import type { AuthState } from './auth.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';

@@ -1,19 +1,19 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import type { Runtime } from '@lectern/runtime';
 import {
   CertificateTemplate,
   CreateCertificateTemplate,
   UpdateCertificateTemplate,
   certificateTemplateDto,
-} from '../../../../libs/contracts/src/index.js';
+} from '@lectern/contracts';
 import {
   createCertificateTemplate,
   deleteCertificateTemplate,
   getCertificateTemplate,
   listCertificateTemplates,
   updateCertificateTemplate,
-} from '../../../../libs/authoring/src/index.js';
+} from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import type { Runtime } from '@lectern/runtime';
 import {
   AddCollectionCourse,
   Collection,
   CreateCollection,
   MoveCollectionCourse,
   UpdateCollection,
-} from '../../../../libs/contracts/src/index.js';
+} from '@lectern/contracts';
 import {
   addCollectionCourse,
   createCollection,
@@ -17,7 +17,7 @@ import {
   moveCollectionCourse,
   removeCollectionCourse,
   updateCollection,
-} from '../../../../libs/authoring/src/index.js';
+} from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
 export function collectionRoutes(api: ApiRouter, deps: { rt: Runtime }) {

@@ -1,17 +1,11 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
-import { AppError } from '../../../../libs/errors/src/index.js';
-import {
-  CsvImportError,
-  CsvImportQuery,
-  CsvImportResponse,
-  ErrorBody,
-  courseDto,
-} from '../../../../libs/contracts/src/index.js';
-import { getCourse } from '../../../../libs/authoring/src/index.js';
-import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '../../../../libs/csv-import/src/index.js';
-import { runSyncJob } from '../../../../libs/jobs/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import { AppError } from '@lectern/errors';
+import { CsvImportError, CsvImportQuery, CsvImportResponse, ErrorBody, courseDto } from '@lectern/contracts';
+import { getCourse } from '@lectern/authoring';
+import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '@lectern/csv-import';
+import { runSyncJob } from '@lectern/jobs';
 import { readRawBody } from '../http/raw-body.js';
 import { errorResponses } from './shared.js';
 

@@ -1,15 +1,9 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
-import type { Relay } from '../../../../libs/events/src/index.js';
-import { Course, CreateCourse, UpdateCourse, courseDto } from '../../../../libs/contracts/src/index.js';
-import {
-  createCourse,
-  deleteCourse,
-  getCourse,
-  listCourses,
-  updateCourse,
-} from '../../../../libs/authoring/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import type { Relay } from '@lectern/events';
+import { Course, CreateCourse, UpdateCourse, courseDto } from '@lectern/contracts';
+import { createCourse, deleteCourse, getCourse, listCourses, updateCourse } from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
 /** Courses carry whole screen documents; a large paid-plan course outgrows the 1 MiB default. */

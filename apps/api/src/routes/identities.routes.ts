@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
-import type { Relay } from '../../../../libs/events/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import type { Relay } from '@lectern/events';
 import {
   BulkDeleteIdentities,
   BulkDeleteResult,
@@ -14,14 +14,14 @@ import {
   identityDto,
   paged,
   parsePaging,
-} from '../../../../libs/contracts/src/index.js';
+} from '@lectern/contracts';
 import {
   bulkDeleteIdentities,
   deleteIdentity,
   getIdentity,
   searchIdentities,
   upsertIdentities,
-} from '../../../../libs/identities/src/index.js';
+} from '@lectern/identities';
 import { errorResponses } from './shared.js';
 
 export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }) {

@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
-import type { Relay } from '../../../../libs/events/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import type { Relay } from '@lectern/events';
 import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';

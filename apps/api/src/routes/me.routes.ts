@@ -1,5 +1,5 @@
 import type { ApiRouter } from '../http/router.js';
-import { Me } from '../../../../libs/contracts/src/index.js';
+import { Me } from '@lectern/contracts';
 import { errorResponses } from './shared.js';
 
 export function meRoutes(api: ApiRouter) {

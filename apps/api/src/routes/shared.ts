@@ -1,4 +1,4 @@
-import { ErrorBody } from '../../../../libs/contracts/src/index.js';
+import { ErrorBody } from '@lectern/contracts';
 import type { ResponseSpec } from '../http/router.js';
 
 /** The error rows every keyed route can answer with (SPEC.md "Errors"). */

@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
-import {
-  CreateTranslation,
-  Translatable,
-  Translation,
-  UpdateTranslation,
-} from '../../../../libs/contracts/src/index.js';
+import type { Runtime } from '@lectern/runtime';
+import { CreateTranslation, Translatable, Translation, UpdateTranslation } from '@lectern/contracts';
 import {
   createTranslation,
   deleteTranslation,
@@ -14,7 +9,7 @@ import {
   listTranslations,
   translatableOf,
   updateTranslation,
-} from '../../../../libs/authoring/src/index.js';
+} from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '../../../../libs/runtime/src/index.js';
+import type { Runtime } from '@lectern/runtime';
 import {
   CreateWebhook,
   DeliveryListQuery,
@@ -17,7 +17,7 @@ import {
   webhookDeliveryDetailDto,
   webhookDeliveryDto,
   webhookEndpointDto,
-} from '../../../../libs/contracts/src/index.js';
+} from '@lectern/contracts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -31,7 +31,7 @@ import {
   updateEndpoint,
   webhookSecretKey,
   type EndpointPolicy,
-} from '../../../../libs/webhooks/src/index.js';
+} from '@lectern/webhooks';
 import { errorResponses } from './shared.js';
 
 export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {

@@ -1,6 +1,9 @@
 SHELL := /bin/bash
 NPM ?= npm
 
+## The suite's files; `npx mocha <file>` runs one file alone.
+TEST_SPEC ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
+
 .PHONY: install build start test lint format typecheck bench doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
@@ -19,7 +22,7 @@ start: build
 ## The whole suite against the real PostgreSQL and NATS (own database and bus prefix per run).
 test: install
 	npx tsc -p tsconfig.json --noEmit
-	npx mocha
+	npx mocha $(TEST_SPEC)
 
 lint: install
 	npx eslint .

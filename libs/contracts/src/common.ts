@@ -12,6 +12,18 @@ export const ErrorBody = z
         z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }),
       )
       .optional(),
+    requiredPlan: z
+      .string()
+      .optional()
+      .meta({ description: 'On 403 plan_required: the plan that unlocks the endpoint or ceiling' }),
+    limit: z
+      .number()
+      .optional()
+      .meta({ description: 'On a ceiling or size refusal (403, 413, 400): the limit that was crossed' }),
+    jobId: z
+      .string()
+      .optional()
+      .meta({ description: 'On 504 from a synchronous command: the job that is still running' }),
   })
   .meta({ id: 'Error' });
 

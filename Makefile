@@ -28,6 +28,7 @@ lint: install
 	npx eslint .
 	npx prettier --check .
 	npx depcruise apps libs test --config .dependency-cruiser.cjs
+	node docs/architecture-graph.mjs --check
 
 format: install
 	npx prettier --write .

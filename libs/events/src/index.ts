@@ -51,12 +51,14 @@ export const OUTBOX_RECORDSET =
 
 export function outboxRecordset(events: PreparedEvent[]): string {
   return JSON.stringify(
-    events.map((e) => ({
+    events.map((e, i) => ({
       id: e.id,
       workspace_id: e.workspaceId,
       type: e.type,
       data: e.data,
-      created_at: e.createdAt.toISOString(),
+      // Events of one statement often share a millisecond; the position as microseconds keeps their order
+      // (the relay publishes by created_at, then id) without moving any of them to another millisecond.
+      created_at: e.createdAt.toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}Z`),
     })),
   );
 }

@@ -6,7 +6,7 @@ import type { OpenRun, OpenRunResult } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
 import type { RunTokens } from './run-token.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
-import { assertBillingOk, assertMayServe, countView, type WorkspaceAccess } from './limits.js';
+import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
 import { learnerCourse, materialOf, pickLocale, type CourseRow, type ThemeRow } from './served.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
@@ -114,8 +114,9 @@ export interface OpenRunPorts {
 /**
  * POST /player/v1/runs: opens or resumes the single completion row of (course, learner), in one transaction:
  * the identity upsert (identity.created once, for a learner seen the first time), the row upsert
- * (INSERT … ON CONFLICT: two concurrent first opens still make one row), course.viewed, and last the view
- * count, which refuses the open with 402 on a spent Sandbox allowance and then rolls everything back.
+ * (INSERT … ON CONFLICT: two concurrent first opens still make one row) and course.viewed. The view is
+ * counted just before (a spent Sandbox allowance refuses with 402 and writes nothing) and given back if the
+ * transaction fails.
  */
 export async function openRun(
   ports: OpenRunPorts,
@@ -156,20 +157,23 @@ export async function openRun(
   }
   const material = materialOf(course, translation);
 
-  const row = await ports.em.transactional(async (tx) => {
-    let identity: IdentityRef | null = null;
-    if (learner) {
-      const [r] = await upsertIdentities(tx, workspace.id, [
-        { externalId: learner.externalId, name: learner.name, email: learner.email },
-      ]);
-      identity = r.identity;
-    }
-    const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
-    // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
-    // the material its result was judged against.
-    const [row] = await sql<CompletionRow>(
-      tx,
-      `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
+  // Counted first: a spent allowance refuses the open (402) before anything is written.
+  await countView(ports.em, workspace, now);
+  const row = await ports.em
+    .transactional(async (tx) => {
+      let identity: IdentityRef | null = null;
+      if (learner) {
+        const [r] = await upsertIdentities(tx, workspace.id, [
+          { externalId: learner.externalId, name: learner.name, email: learner.email },
+        ]);
+        identity = r.identity;
+      }
+      const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
+      // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
+      // the material its result was judged against.
+      const [row] = await sql<CompletionRow>(
+        tx,
+        `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
               pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)
        values (?, ?, ?, ?, ?, 'embed', 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
        on conflict ${conflict} do update set
@@ -179,29 +183,31 @@ export async function openRun(
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
                  (xmax = 0) as inserted`,
-      [
-        newId('cmp'),
-        workspace.id,
-        course.id,
-        identity?.id ?? null,
-        identity ? null : input.anonymousId,
-        now,
-        material.contentHash,
-        material.locale,
-        now,
-        now,
-        now,
-        now,
-      ],
-    );
-    recordEvent(tx, workspace.id, 'course.viewed', {
-      course: { id: course.id, title: course.title },
-      identity: eventIdentityOf(identity),
+        [
+          newId('cmp'),
+          workspace.id,
+          course.id,
+          identity?.id ?? null,
+          identity ? null : input.anonymousId,
+          now,
+          material.contentHash,
+          material.locale,
+          now,
+          now,
+          now,
+          now,
+        ],
+      );
+      recordEvent(tx, workspace.id, 'course.viewed', {
+        course: { id: course.id, title: course.title },
+        identity: eventIdentityOf(identity),
+      });
+      return row;
+    })
+    .catch(async (err: unknown) => {
+      await uncountView(ports.em, workspace, now);
+      throw err;
     });
-    await tx.flush();
-    await countView(tx, workspace, now);
-    return row;
-  });
 
   const runToken = await ports.tokens.sign({ completionId: row.id, workspaceId: workspace.id });
   return {

@@ -230,12 +230,9 @@ export const RunResult = z.object({
 export const EventBatchResult = z
   .object({
     completion: RunState,
-    feedback: z
-      .array(AnswerFeedback)
-      .optional()
-      .meta({
-        description: 'Only when the course has quizFeedback `immediate`: the graded answers of this batch',
-      }),
+    feedback: z.array(AnswerFeedback).optional().meta({
+      description: 'Only when the course has quizFeedback `immediate`: the graded answers of this batch',
+    }),
     result: RunResult.optional().meta({ description: 'Only when this batch finished the run' }),
   })
   .meta({ id: 'EventBatchResult' });

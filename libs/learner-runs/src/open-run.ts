@@ -15,6 +15,7 @@ interface PublishedRow {
   workspace_id: string;
   title: string;
   screens: unknown[];
+  content_hash: string;
   direction: 'ltr' | 'rtl';
   locale: string;
   passing_score: string | null;
@@ -42,7 +43,7 @@ export interface PublishedCourse {
 export async function findPublishedCourse(em: EntityManager, courseId: string): Promise<PublishedCourse> {
   const [r] = await sql<PublishedRow>(
     em,
-    `select c.id, c.workspace_id, c.title, c.screens, c.direction, c.locale, c.passing_score, c.quiz_feedback,
+    `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.direction, c.locale, c.passing_score, c.quiz_feedback,
             c.navigation, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
@@ -57,6 +58,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       id: r.id,
       title: r.title,
       screens: r.screens,
+      contentHash: r.content_hash,
       direction: r.direction,
       locale: r.locale,
       passingScore: r.passing_score === null ? null : Number(r.passing_score),

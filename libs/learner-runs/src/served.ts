@@ -9,6 +9,7 @@ import type { PlayerCourseDto } from '@lectern/contracts';
 
 export interface CourseRow {
   id: string;
+  contentHash: string;
   title: string;
   screens: unknown;
   direction: 'ltr' | 'rtl';

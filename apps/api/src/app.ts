@@ -5,7 +5,10 @@ import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
+import cors from '@koa/cors';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
+import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
+import { lazyPlayerKeys } from './player-keys.js';
 import { sql } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { bearerMatches } from '@lectern/metrics';
@@ -18,6 +21,12 @@ export interface BuiltApp {
   app: Koa;
   api: ApiRouter;
   pub: ApiRouter;
+  /** /player/v1: the Player API (run tokens, no API key). */
+  player: ApiRouter;
+  /** /embed: the embed page. */
+  embed: ApiRouter;
+  /** Every router, in mounting order: what the OpenAPI document describes. */
+  routers: ApiRouter[];
   openapi: () => ReturnType<typeof buildOpenApi>;
 }
 
@@ -29,6 +38,9 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const metrics = rt.metrics;
   const pub = new ApiRouter('');
   const api = new ApiRouter(API_PREFIX);
+  const player = new ApiRouter(PLAYER_PREFIX);
+  const embed = new ApiRouter('/embed');
+  const routers = [pub, api, embed, player];
   metrics?.watchOutbox(
     async () => {
       const [row] = await sql<{ n: string }>(
@@ -44,12 +56,16 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   // values stay bounded: @koa/router's matched route when a route ran, else the route that would have served it
   // (a 401/429 from router-level middleware), else 'unmatched'.
   const isTemplate = (r: unknown): r is string =>
-    typeof r === 'string' && (pub.templates.has(r) || api.templates.has(r));
+    typeof r === 'string' && routers.some((x) => x.templates.has(r));
   const routeOf = (ctx: Koa.Context): string => {
     const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
     if (isTemplate(matched)) return matched;
     if (matched === undefined && ctx.status === 404) return 'unmatched';
-    return pub.templateOf(ctx.path, ctx.method) ?? api.templateOf(ctx.path, ctx.method) ?? 'unmatched';
+    for (const x of routers) {
+      const t = x.templateOf(ctx.path, ctx.method);
+      if (t) return t;
+    }
+    return 'unmatched';
   };
 
   app.use(async (ctx, next) => {
@@ -79,9 +95,32 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       );
     }
   });
+  // The Player API answers any origin (embeds on customers' sites, SCORM packages in any LMS): it takes no
+  // cookies, only a bearer run token, so a wildcard origin exposes nothing. Errors carry the headers too.
+  const playerCors = cors({
+    origin: '*',
+    allowMethods: ['POST', 'OPTIONS'],
+    allowHeaders: ['Authorization', 'Content-Type'],
+    exposeHeaders: ['Retry-After', 'X-Request-Id'],
+    maxAge: 600,
+  });
+  app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
   app.use(errorMiddleware(log));
 
-  const openapi = () => buildOpenApi([pub, api], { serverUrl: rt.cfg.PUBLIC_URL, version: VERSION });
+  const openapi = () =>
+    buildOpenApi(routers, {
+      serverUrl: rt.cfg.PUBLIC_URL,
+      version: VERSION,
+      tags: [
+        {
+          name: PLAYER_TAG,
+          description:
+            'The player surface: the embed page and /player/v1, what a browser player, a headless player or a ' +
+            'tracked SCORM package speaks. No API key: learners are identified by a token the customer signs ' +
+            'with an embed key; each run gets a short-lived run token. See docs/player-api.md.',
+        },
+      ],
+    });
   let cachedDoc: ReturnType<typeof buildOpenApi> | undefined;
 
   pub.route(
@@ -192,12 +231,21 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   );
 
   api.router.use(authMiddleware({ orm: rt.orm, rateLimitPerMinute: rt.cfg.RATE_LIMIT_PER_MINUTE }));
-  registerApiRoutes(api, deps);
+  const playerKeys = lazyPlayerKeys(rt.cfg);
+  registerApiRoutes(api, deps, { keys: playerKeys });
+  playerRoutes(player, embed, {
+    em: () => rt.orm.em.fork(),
+    relay: deps.relay,
+    keys: playerKeys,
+    limits: {
+      opensPerMinutePerAddress: rt.cfg.PLAYER_OPENS_PER_MINUTE_PER_ADDRESS,
+      requestsPerMinutePerRun: rt.cfg.PLAYER_REQUESTS_PER_MINUTE_PER_RUN,
+    },
+    publicUrl: rt.cfg.PUBLIC_URL,
+  });
 
-  app.use(pub.routes());
-  app.use(api.routes());
+  for (const r of routers) app.use(r.routes());
   // OPTIONS answers with Allow; a known path with another method is a JSON 405 (errors.ts).
-  app.use(pub.allowedMethods());
-  app.use(api.allowedMethods());
-  return { app, api, pub, openapi };
+  for (const r of routers) app.use(r.allowedMethods());
+  return { app, api, pub, player, embed, routers, openapi };
 }

@@ -24,8 +24,11 @@ export interface RouteSpec<
   summary: string;
   tags: string[];
   description?: string;
-  /** 'key' (default): Bearer API key; 'public': no auth (health, docs, verification). */
-  auth?: 'key' | 'public';
+  /**
+   * 'key' (default): Bearer API key; 'public': no auth (health, docs, verification, run opens);
+   * 'runToken': Bearer run token of the Player API (checked by the route itself).
+   */
+  auth?: 'key' | 'public' | 'runToken';
   body?: B;
   query?: Q;
   /** Raw (non-JSON) request body, documented but not parsed here. */

@@ -10,6 +10,9 @@ import { themeRoutes } from './themes.routes.js';
 import { certificateTemplateRoutes } from './certificates.routes.js';
 import { collectionRoutes } from './collections.routes.js';
 import { translationRoutes } from './translations.routes.js';
+import { completionRoutes } from './completions.routes.js';
+import { embedKeyRoutes } from './embed-keys.routes.js';
+import type { PlayerKeys } from '../player-keys.js';
 
 export interface RouteDeps {
   rt: Runtime;
@@ -17,7 +20,8 @@ export interface RouteDeps {
 }
 
 /** Every keyed /api/v1 route module. Add new modules here. */
-export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
+export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
+  const em = () => deps.rt.orm.em.fork();
   meRoutes(api);
   identityRoutes(api, deps);
   webhookRoutes(api, deps);
@@ -27,4 +31,6 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
   certificateTemplateRoutes(api, deps);
   collectionRoutes(api, deps);
   translationRoutes(api, deps);
+  completionRoutes(api, { em });
+  embedKeyRoutes(api, { em, secrets: () => player.keys().secrets });
 }

@@ -9,6 +9,12 @@ import { ThemeSchema } from './theme.entity.js';
 import { CertificateTemplateSchema } from './certificate-template.entity.js';
 import { CollectionCourseSchema, CollectionSchema } from './collection.entity.js';
 import { CourseTranslationSchema } from './course-translation.entity.js';
+import {
+  AttemptSchema,
+  CompletionBatchSchema,
+  CompletionSchema,
+  EmbedKeySchema,
+} from './learner-runs.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -21,6 +27,7 @@ export * from './theme.entity.js';
 export * from './certificate-template.entity.js';
 export * from './collection.entity.js';
 export * from './course-translation.entity.js';
+export * from './learner-runs.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
@@ -38,4 +45,8 @@ export const ENTITIES = [
   CollectionSchema,
   CollectionCourseSchema,
   CourseTranslationSchema,
+  EmbedKeySchema,
+  CompletionSchema,
+  AttemptSchema,
+  CompletionBatchSchema,
 ];

@@ -6,3 +6,4 @@ export * from './design.js';
 export * from './webhooks.js';
 export * from './courses.js';
 export * from './jobs.js';
+export * from './certificates.js';

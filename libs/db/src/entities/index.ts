@@ -9,6 +9,7 @@ import { ThemeSchema } from './theme.entity.js';
 import { CertificateTemplateSchema } from './certificate-template.entity.js';
 import { CollectionCourseSchema, CollectionSchema } from './collection.entity.js';
 import { CourseTranslationSchema } from './course-translation.entity.js';
+import { IssuedCertificateSchema } from './issued-certificate.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -21,6 +22,7 @@ export * from './theme.entity.js';
 export * from './certificate-template.entity.js';
 export * from './collection.entity.js';
 export * from './course-translation.entity.js';
+export * from './issued-certificate.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
@@ -38,4 +40,5 @@ export const ENTITIES = [
   CollectionSchema,
   CollectionCourseSchema,
   CourseTranslationSchema,
+  IssuedCertificateSchema,
 ];

@@ -6,6 +6,7 @@ import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
+import { verifyRoutes } from './routes/verify.routes.js';
 import { sql } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { bearerMatches } from '@lectern/metrics';
@@ -190,6 +191,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       ctx.body = DOCS_HTML;
     },
   );
+
+  verifyRoutes(pub, deps);
 
   api.router.use(authMiddleware({ orm: rt.orm, rateLimitPerMinute: rt.cfg.RATE_LIMIT_PER_MINUTE }));
   registerApiRoutes(api, deps);

@@ -9,6 +9,33 @@ export {
   type CertificateRefusal,
   type CertificateRefusalReason,
 } from './rules.js';
+export { verifyUrl, pdfKeyOf } from './paths.js';
+export {
+  issueCertificate,
+  certificatePdf,
+  reportedScore,
+  type CertificateSubject,
+  type IssuedCertificateRow,
+  type IssueDeps,
+  type IssueOutcome,
+} from './issue.js';
+export {
+  issuedCertificateDto,
+  listIssuedCertificates,
+  findBySerial,
+  getIssuedCertificate,
+  verificationOf,
+  verifyLookupWait,
+  type IssuedCertificateFilter,
+} from './records.js';
+export {
+  startCertificateWorker,
+  certificateRenderHandler,
+  CERTIFICATE_RENDER_KIND,
+  CERTIFICATE_WORKER_APP,
+  type CertificateWorkerOptions,
+} from './worker.js';
+export { fetchLogo, imageKind, type LogoFetch, type LogoFetchOptions } from './render/logo.js';
 export {
   loadFontLibrary,
   cjkRegionOf,

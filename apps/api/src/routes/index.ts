@@ -10,6 +10,7 @@ import { themeRoutes } from './themes.routes.js';
 import { certificateTemplateRoutes } from './certificates.routes.js';
 import { collectionRoutes } from './collections.routes.js';
 import { translationRoutes } from './translations.routes.js';
+import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 
 export interface RouteDeps {
   rt: Runtime;
@@ -27,4 +28,5 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
   certificateTemplateRoutes(api, deps);
   collectionRoutes(api, deps);
   translationRoutes(api, deps);
+  issuedCertificateRoutes(api, deps);
 }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { create, type Font } from 'fontkit';
+import { createRequire } from 'node:module';
+import type { Font, FontCollection } from 'fontkit';
 
 /**
  * The faces certificates are set in: Noto Sans for Latin, Cyrillic and Greek, Noto Sans
@@ -57,6 +58,17 @@ export function cjkRegionOf(locale: string): CjkRegion {
   return 'JP';
 }
 
+/**
+ * fontkit is loaded when fonts are, not when this library is imported: the API and the CLI
+ * import @lectern/certificates for issuing and records and never draw a page, and loading
+ * the PDF stack cost them seconds of start-up on a busy machine.
+ */
+function fontkit(): { create(buffer: Buffer, postscriptName?: string): Font | FontCollection } {
+  return createRequire(import.meta.url)('fontkit') as {
+    create(buffer: Buffer, postscriptName?: string): Font | FontCollection;
+  };
+}
+
 function isFont(value: unknown): value is Font {
   return typeof (value as Font | null)?.layout === 'function';
 }
@@ -90,7 +102,7 @@ export function loadFontLibrary(dir: string = DEFAULT_FONT_DIR): FontLibrary {
     const postscript = region
       ? `NotoSansCJK${region.toLowerCase()}-${weight === 'bold' ? 'Bold' : 'Regular'}`
       : undefined;
-    const font = create(buffers.get(rel)!, postscript);
+    const font = fontkit().create(buffers.get(rel)!, postscript);
     if (!isFont(font)) throw new Error(`${rel}: no face ${postscript ?? ''} in the collection`);
     const made = { name, font };
     fonts.set(name, made);

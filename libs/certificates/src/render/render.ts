@@ -3,8 +3,7 @@
  * the template design (docs/certificates.md describes every token's effect). A pure
  * function of its input: the same certificate always renders the same page.
  */
-import PDFDocument from 'pdfkit';
-import QRCode from 'qrcode';
+import type QRCodeModule from 'qrcode';
 import {
   resolveCertificateTokens,
   type CertificateElement,
@@ -123,6 +122,11 @@ export async function renderCertificate(
   input: CertificateRenderInput,
   opts: RenderOptions,
 ): Promise<RenderedCertificate> {
+  // Loaded on the first render, not on import (see fonts.ts): only the worker draws pages.
+  const [{ default: PDFDocument }, { default: QRCode }] = await Promise.all([
+    import('pdfkit'),
+    import('qrcode'),
+  ]);
   const t: ResolvedCertificateTokens = resolveCertificateTokens(input.tokens);
   const warnings: string[] = [];
   const dir = input.direction;
@@ -421,7 +425,7 @@ export async function renderCertificate(
     const serialH = 22;
     if (t.showQr) {
       const b = cornerBox(t.qrCorner, qrSize, serialH);
-      drawQr(doc, input.verifyUrl, b.x, b.y, qrSize);
+      drawQr(QRCode, doc, input.verifyUrl, b.x, b.y, qrSize);
       serialText(b.x - 30, b.y + qrSize + 3, qrSize + 60);
     } else {
       // No code: the serial alone marks the corner.
@@ -506,7 +510,7 @@ export async function renderCertificate(
       drawSeal(doc, s.cx, s.y + s.w / 2, s.w / 2, accent);
     }
     const q = at(t.positions.qr);
-    if (t.showQr) drawQr(doc, input.verifyUrl, q.cx - q.w / 2, q.y, q.w);
+    if (t.showQr) drawQr(QRCode, doc, input.verifyUrl, q.cx - q.w / 2, q.y, q.w);
     serialText(q.cx - q.w / 2 - 30, q.y + (t.showQr ? q.w + 3 : 0), q.w + 60);
   }
 }
@@ -621,7 +625,14 @@ function drawSeal(doc: PDFKit.PDFDocument, cx: number, cy: number, r: number, ac
  * sharp at any zoom and ~10× cheaper than embedding a PNG (STACK-NOTES.md). Black on
  * the white page whatever the accent colour, so every phone reads it.
  */
-function drawQr(doc: PDFKit.PDFDocument, url: string, x: number, y: number, size: number): void {
+function drawQr(
+  QRCode: typeof QRCodeModule,
+  doc: PDFKit.PDFDocument,
+  url: string,
+  x: number,
+  y: number,
+  size: number,
+): void {
   const qr = QRCode.create(url, { errorCorrectionLevel: 'M' });
   const n = qr.modules.size;
   const m = size / n;

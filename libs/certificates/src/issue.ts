@@ -258,12 +258,18 @@ export async function certificatePdf(rt: Runtime, row: IssuedCertificateRow): Pr
     timeoutMs: rt.cfg.CERTIFICATE_RENDER_TIMEOUT_MS,
     what: 'certificate render',
   });
-  try {
-    return await rt.storage.get(result.pdfKey);
-  } catch (err) {
-    throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
-      cause: err,
-      retryAfter: 2,
-    });
+  // Racing first downloads each render the same page to the same key; a read that meets
+  // another render's overwrite (the loopback S3 server writes in place) is read again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rt.storage.get(result.pdfKey);
+    } catch (err) {
+      if (attempt >= 3)
+        throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
+          cause: err,
+          retryAfter: 2,
+        });
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
   }
 }

@@ -9,6 +9,7 @@ import cors from '@koa/cors';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
 import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
+import { verifyRoutes } from './routes/verify.routes.js';
 import { sql } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { bearerMatches } from '@lectern/metrics';
@@ -229,6 +230,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       ctx.body = DOCS_HTML;
     },
   );
+
+  verifyRoutes(pub, deps);
 
   api.router.use(authMiddleware({ orm: rt.orm, rateLimitPerMinute: rt.cfg.RATE_LIMIT_PER_MINUTE }));
   const playerKeys = lazyPlayerKeys(rt.cfg);

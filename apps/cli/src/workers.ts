@@ -1,6 +1,7 @@
 import type { Runtime } from '@lectern/runtime';
 import { startWebhookWorker } from '@lectern/webhooks';
 import { startCsvWorker } from '@lectern/csv-import';
+import { startCertificateWorker } from '@lectern/certificates';
 
 export interface WorkerDef {
   name: string;
@@ -11,4 +12,5 @@ export interface WorkerDef {
 export const WORKERS: WorkerDef[] = [
   { name: 'webhook-worker', start: startWebhookWorker },
   { name: 'csv-worker', start: (rt) => startCsvWorker(rt) },
+  { name: 'certificate-worker', start: (rt) => startCertificateWorker(rt) },
 ];

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import { CourseSchema, newId, sql, type Course, type EntityManager } from '@lectern/db';
-import { invalid, notFound } from '@lectern/errors';
+import { AppError, invalid, notFound } from '@lectern/errors';
 import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '@lectern/plans';
 import { contentHash, validateScreens } from '@lectern/courses';
 import { recordEvent } from '@lectern/events';
@@ -185,18 +185,30 @@ export async function updateCourse(
 }
 
 /**
- * The hook for SPEC.md "a course that has issued certificates cannot be
+ * SPEC.md Courses rule 3: "A course that has issued certificates cannot be
  * deleted" (409 `conflict`, unpublish instead). Called with the course row
- * locked, inside the delete's transaction. Issued certificates do not exist
- * yet; the certificates issue fills this in with a lookup that throws
- * `new AppError('conflict', …)`.
+ * locked, inside the delete's transaction; issuing a certificate takes a share
+ * lock on the same row, so a delete and a first download cannot cross. The
+ * foreign key of issued_certificates (ON DELETE RESTRICT) backs this up.
  */
 export async function assertCourseDeletable(
-  _tx: EntityManager,
-  _workspaceId: string,
-  _courseId: string,
+  tx: EntityManager,
+  workspaceId: string,
+  courseId: string,
 ): Promise<void> {
-  // Intentionally empty until issued certificates exist.
+  const [row] = await sql<{ n: string }>(
+    tx,
+    'select count(*) as n from issued_certificates where course_id = ? and workspace_id = ?',
+    [courseId, workspaceId],
+  );
+  const n = Number(row?.n ?? 0);
+  if (n > 0) {
+    throw new AppError(
+      'conflict',
+      `This course has ${n} issued certificate${n === 1 ? '' : 's'} and cannot be deleted; unpublish it instead (PATCH status "draft")`,
+      { details: { issuedCertificates: n } },
+    );
+  }
 }
 
 /** DELETE /courses/:id. Collections memberships and translations cascade. */

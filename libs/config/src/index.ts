@@ -83,6 +83,19 @@ export const WebhookEnv = z.object({
  */
 export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
+  CERTIFICATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(20_000),
+});
+
+/** Certificates (docs/certificates.md). */
+export const CertificateEnv = z.object({
+  /** Folder holding the Noto faces in Debian's layout (fonts-noto-core, fonts-noto-cjk). */
+  CERTIFICATE_FONT_DIR: z.string().min(1).default('/usr/share/fonts'),
+  /** A template logo larger than this is left out of the PDF (with a warning in the worker log). */
+  CERTIFICATE_LOGO_MAX_BYTES: z.coerce.number().int().min(1024).max(20_000_000).default(2_000_000),
+  /** Whole logo fetch (DNS, connect, response, body). */
+  CERTIFICATE_LOGO_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /** Public verification lookups per client address per rolling minute (against serial enumeration). */
+  VERIFY_LOOKUPS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });
 
 /**
@@ -110,6 +123,7 @@ export const AppEnv = BaseEnv.merge(DbEnv)
   .merge(WebhookEnv)
   .merge(JobsEnv)
   .merge(PlayerEnv)
+  .merge(CertificateEnv)
   .merge(WorkerEnv);
 export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
 

@@ -7,3 +7,4 @@ export * from './webhooks.js';
 export * from './courses.js';
 export * from './jobs.js';
 export * from './learner-runs.js';
+export * from './certificates.js';

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { Course, TITLE_MAX } from './courses.js';
+import { CertificateRenderInput, CertificateRenderResult } from './certificates.js';
 
 /**
  * What travels on `<prefix>.jobs.<kind>` (msg id = job id). Deliberately small:
@@ -98,6 +99,7 @@ export interface JobSpec<I extends z.ZodType, R extends z.ZodType> {
 /** Every synchronous job kind. A kind is `<capability>.<verb>`; its subject is `<prefix>.jobs.<kind>`. */
 export const JOB_SPECS = {
   'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
+  'certificate.render': { input: CertificateRenderInput, result: CertificateRenderResult },
 } satisfies Record<string, JobSpec<z.ZodType, z.ZodType>>;
 
 export type JobKind = keyof typeof JOB_SPECS;

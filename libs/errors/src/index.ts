@@ -7,6 +7,7 @@ export type ErrorCode =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'plan_required'
   | 'plan_blocked'
   | 'not_found'
@@ -58,6 +59,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: number; error: string }> =
   invalid_request: { status: 400, error: 'invalid_request' },
   unauthorized: { status: 401, error: 'unauthorized' },
   insufficient_scope: { status: 403, error: 'insufficient_scope' },
+  // SPEC: a certificate download refused (run not finished, pass mark not met, anonymous run).
+  forbidden: { status: 403, error: 'forbidden' },
   plan_required: { status: 403, error: 'plan_required' },
   // SPEC: a spent Sandbox allowance or an unpaid invoice past grace is a 402 with the same stable code.
   plan_blocked: { status: 402, error: 'plan_required' },

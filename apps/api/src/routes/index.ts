@@ -13,6 +13,7 @@ import { translationRoutes } from './translations.routes.js';
 import { completionRoutes } from './completions.routes.js';
 import { embedKeyRoutes } from './embed-keys.routes.js';
 import type { PlayerKeys } from '../player-keys.js';
+import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 
 export interface RouteDeps {
   rt: Runtime;
@@ -33,4 +34,5 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   translationRoutes(api, deps);
   completionRoutes(api, { em });
   embedKeyRoutes(api, { em, secrets: () => player.keys().secrets });
+  issuedCertificateRoutes(api, deps);
 }

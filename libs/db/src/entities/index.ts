@@ -15,6 +15,7 @@ import {
   CompletionSchema,
   EmbedKeySchema,
 } from './learner-runs.entity.js';
+import { IssuedCertificateSchema } from './issued-certificate.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -28,6 +29,7 @@ export * from './certificate-template.entity.js';
 export * from './collection.entity.js';
 export * from './course-translation.entity.js';
 export * from './learner-runs.entity.js';
+export * from './issued-certificate.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
@@ -49,4 +51,5 @@ export const ENTITIES = [
   CompletionSchema,
   AttemptSchema,
   CompletionBatchSchema,
+  IssuedCertificateSchema,
 ];

@@ -4,6 +4,7 @@ import { Migration20261121000100_webhooks } from './Migration20261121000100_webh
 import { Migration20261121000200_authoring } from './Migration20261121000200_authoring.js';
 import { Migration20261121000300_rate_counter } from './Migration20261121000300_rate_counter.js';
 import { Migration20261123000400_learner_runs } from './Migration20261123000400_learner_runs.js';
+import { Migration20261123000500_issued_certificates } from './Migration20261123000500_issued_certificates.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -16,4 +17,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000200_authoring', class: Migration20261121000200_authoring },
   { name: 'Migration20261121000300_rate_counter', class: Migration20261121000300_rate_counter },
   { name: 'Migration20261123000400_learner_runs', class: Migration20261123000400_learner_runs },
+  {
+    name: 'Migration20261123000500_issued_certificates',
+    class: Migration20261123000500_issued_certificates,
+  },
 ];

@@ -1,12 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import { CollectionSchema, newId, sql, type Collection, type EntityManager } from '@lectern/db';
 import { notFound } from '@lectern/errors';
-import {
-  collectionDto,
-  type CollectionDto,
-  type CreateCollection,
-  type UpdateCollection,
-} from '@lectern/contracts';
+import { collectionDto } from './dto.js';
+import { type CollectionDto, type CreateCollection, type UpdateCollection } from '@lectern/contracts';
 import { assertRefsInWorkspace } from './refs.js';
 
 type Member = CollectionDto['courses'][number];

@@ -2,7 +2,10 @@ import type { EntityManager } from '@lectern/db';
 import { IdentitySchema, newId, sql, type Identity } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { recordEvent } from '@lectern/events';
-import { eventIdentity, type UpsertIdentity } from '@lectern/contracts';
+import type { UpsertIdentity } from '@lectern/contracts';
+import { eventIdentity } from './dto.js';
+
+export { identityDto, eventIdentity } from './dto.js';
 
 interface Row {
   id: string;

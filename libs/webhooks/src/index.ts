@@ -13,3 +13,4 @@ export * from './sender.js';
 export * from './worker.js';
 export * from './batcher.js';
 export * from './pg.js';
+export * from './dto.js';

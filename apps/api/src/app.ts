@@ -6,7 +6,7 @@ import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
 import { registerApiRoutes, type RouteDeps } from './routes/index.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { bearerMatches } from '@lectern/metrics';
 import { checkReadiness } from '@lectern/runtime';
@@ -31,7 +31,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const api = new ApiRouter(API_PREFIX);
   metrics?.watchOutbox(
     async () => {
-      const [row] = await sql<{ n: string }>(
+      const [row] = await boundQuery<{ n: string }>(
         rt.orm.em.fork(),
         'select count(*) as n from outbox_events where published_at is null',
       );

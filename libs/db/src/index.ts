@@ -8,6 +8,7 @@ import { migrationsList } from './migrations/index.js';
 export * from './entities/index.js';
 export { newId, randomBase62 } from './ids.js';
 export { migrationsList } from './migrations/index.js';
+export { boundQuery } from './bound-query.js';
 export type { EntityManager };
 export { MikroORM };
 
@@ -143,15 +144,6 @@ export function asUnavailable(err: unknown): unknown {
     });
   }
   return err;
-}
-
-/** Runs raw SQL on the given EntityManager (inside its transaction, if any). */
-export async function sql<T = Record<string, unknown>>(
-  em: EntityManager,
-  query: string,
-  params: unknown[] = [],
-): Promise<T[]> {
-  return (await em.getConnection().execute(query, params, 'all', em.getTransactionContext())) as T[];
 }
 
 export async function ping(orm: MikroORM): Promise<void> {

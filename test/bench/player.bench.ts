@@ -1,4 +1,4 @@
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { makeWorkspace, startTestApp } from '../support/context.js';
 import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
 import type { OpenRunResult } from '@lectern/contracts';
@@ -82,7 +82,10 @@ export async function run(): Promise<Record<string, unknown>> {
     });
 
     // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
-    const [{ n: before }] = await sql<{ n: number }>(em(), 'select count(*)::int as n from outbox_events');
+    const [{ n: before }] = await boundQuery<{ n: number }>(
+      em(),
+      'select count(*)::int as n from outbox_events',
+    );
     const ingest = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
       const r = runs[j % RUNS];
       const b = Math.floor(j / RUNS);
@@ -92,16 +95,22 @@ export async function run(): Promise<Record<string, unknown>> {
       });
       if (res.status !== 200) throw new Error(`batch ${j}: ${res.status} ${res.text}`);
     });
-    const [{ n: after }] = await sql<{ n: number }>(em(), 'select count(*)::int as n from outbox_events');
+    const [{ n: after }] = await boundQuery<{ n: number }>(
+      em(),
+      'select count(*)::int as n from outbox_events',
+    );
     const events = RUNS * BATCHES * 10;
 
     // Baselines: one row per event (the same 10 per batch) of the shape the outbox holds.
-    const sample = (await sql<{ type: string; data: unknown }>(
+    const sample = (await boundQuery<{ type: string; data: unknown }>(
       em(),
       `select type, data from outbox_events where workspace_id = ? and type in ('course.progress','course.answered') limit 10`,
       [ws.id],
     )) as { type: string; data: unknown }[];
-    await sql(em(), 'create table if not exists bench_learner_events (like outbox_events including all)');
+    await boundQuery(
+      em(),
+      'create table if not exists bench_learner_events (like outbox_events including all)',
+    );
     const rowsOf = (j: number) =>
       Array.from({ length: 10 }, (_, k) => {
         const s = sample[k % sample.length];
@@ -109,22 +118,22 @@ export async function run(): Promise<Record<string, unknown>> {
       });
     const multiRow = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
       const rows = rowsOf(j);
-      await sql(
+      await boundQuery(
         em(),
         `insert into bench_learner_events (id, workspace_id, type, data, created_at) values ${rows.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')}`,
         rows.flat(),
       );
     });
-    await sql(em(), 'truncate bench_learner_events');
+    await boundQuery(em(), 'truncate bench_learner_events');
     const perEvent = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
       for (const row of rowsOf(j))
-        await sql(
+        await boundQuery(
           em(),
           'insert into bench_learner_events (id, workspace_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?)',
           row,
         );
     });
-    await sql(em(), 'drop table bench_learner_events');
+    await boundQuery(em(), 'drop table bench_learner_events');
 
     const perSec = (s: number) => round(events / s);
     return {

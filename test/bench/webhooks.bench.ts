@@ -7,10 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
 import { waitFor } from '../support/http.js';
-import { newId, sql } from '@lectern/db';
+import { boundQuery, newId } from '@lectern/db';
 import { startRelay, type Relay } from '@lectern/events';
 import { EventPayloads, type EventPayload } from '@lectern/contracts';
-import { query } from '@lectern/webhooks';
 import { closeRuntime, type Runtime } from '@lectern/runtime';
 import type { AppConfig } from '@lectern/config';
 import {
@@ -153,7 +152,7 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
     const slice = rows.slice(i, i + batch);
-    await query(
+    await boundQuery(
       em,
       `insert into outbox_events (id, workspace_id, type, data, created_at)
        select v.id, ?, 'course.completed', v.data::jsonb, now() from unnest(?::text[], ?::text[]) as v(id, data)`,
@@ -174,7 +173,7 @@ function startTrace(rt: Runtime, wsId: string, sink: Sink) {
   lag.enable();
   const loop = (async () => {
     while (!stopped) {
-      const [row] = await sql<Record<string, string>>(
+      const [row] = await boundQuery<Record<string, string>>(
         rt.orm.em.fork(),
         `select (select count(*) from outbox_events where workspace_id = ?) as written,
                 (select count(*) from outbox_events where workspace_id = ? and published_at is not null) as published,
@@ -407,7 +406,7 @@ export async function run(): Promise<Record<string, unknown>> {
     const dead = await sink(true);
     const deadWs = await workspaceWith([healthy.url(), dead.url()]);
     const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS, undefined, child);
-    const [deadProgress] = await sql<{ attempted: string; waiting: string }>(
+    const [deadProgress] = await boundQuery<{ attempted: string; waiting: string }>(
       producer.orm.em.fork(),
       `select count(*) filter (where d.attempts > 0 or d.locked_until > now()) as attempted,
               count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
@@ -416,7 +415,9 @@ export async function run(): Promise<Record<string, unknown>> {
       [deadWs.id, dead.url()],
     );
     // Stop the dead endpoint's traffic before the next runs.
-    await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
+    await boundQuery(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [
+      deadWs.id,
+    ]);
     return {
       healthy: withDead,
       deadEndpointAttemptsStartedOrDone: Number(deadProgress.attempted),

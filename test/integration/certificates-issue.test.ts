@@ -7,7 +7,7 @@ import { call } from '../support/http.js';
 import { outboxOf } from '../support/spine.js';
 import { api, expectNotFound, expectStatus } from '../support/authoring.js';
 import { finishedRun, pdfText, qrText } from '../support/certificates.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { isAppError } from '@lectern/errors';
 import { createCertificateTemplate, updateCertificateTemplate } from '@lectern/authoring';
 import {
@@ -86,9 +86,11 @@ describe('certificates: issuing on first download, the records API, 409 on cours
     const events = await issuedEvents(ws.id);
     const mine = events.filter((e) => e.data.serial === serial);
     expect(mine).to.have.length(1);
-    const [identity] = await sql<{ email: string }>(em(), 'select email from identities where id = ?', [
-      subject.identityId,
-    ]);
+    const [identity] = await boundQuery<{ email: string }>(
+      em(),
+      'select email from identities where id = ?',
+      [subject.identityId],
+    );
     expect(mine[0].data).to.deep.equal({
       course: { id: subject.courseId, title: 'Fire safety at work' },
       identity: {
@@ -121,7 +123,7 @@ describe('certificates: issuing on first download, the records API, 409 on cours
       (await issuedEvents(ws.id)).filter((e) => e.data.serial === first.certificate.serial),
     ).to.have.length(1);
     // Even a PDF lost from the store renders again from the snapshot, not from the edited template.
-    await sql(em(), 'update issued_certificates set pdf_key = null where serial = ?', [
+    await boundQuery(em(), 'update issued_certificates set pdf_key = null where serial = ?', [
       first.certificate.serial,
     ]);
     const rerendered = await issue(subject);
@@ -135,7 +137,7 @@ describe('certificates: issuing on first download, the records API, 409 on cours
     const serials = new Set(outs.map((o) => o.certificate.serial));
     expect(serials.size).to.equal(1);
     expect(outs.filter((o) => o.issued)).to.have.length(1);
-    const rows = await sql(em(), 'select id from issued_certificates where completion_id = ?', [
+    const rows = await boundQuery(em(), 'select id from issued_certificates where completion_id = ?', [
       subject.completionId,
     ]);
     expect(rows).to.have.length(1);
@@ -157,7 +159,7 @@ describe('certificates: issuing on first download, the records API, 409 on cours
       );
       expect(isAppError(err) && err.code, reason).to.equal('forbidden');
       expect(isAppError(err) && err.details?.reason).to.equal(reason);
-      const rows = await sql(em(), 'select id from issued_certificates where completion_id = ?', [
+      const rows = await boundQuery(em(), 'select id from issued_certificates where completion_id = ?', [
         subject.completionId,
       ]);
       expect(rows, reason).to.have.length(0);
@@ -188,7 +190,7 @@ describe('certificates: issuing on first download, the records API, 409 on cours
       const without = await issue(await finishedRun(em(), scale(), { certificateId: bad.id }));
       expect(withLogo.pdf.toString('latin1')).to.match(/\/Subtype \/Image/);
       expect(without.pdf.toString('latin1')).to.not.match(/\/Subtype \/Image/);
-      const [job] = await sql<{ result: { warnings: string[] } }>(
+      const [job] = await boundQuery<{ result: { warnings: string[] } }>(
         em(),
         `select result from jobs where kind = 'certificate.render' and input->>'serial' = ?`,
         [without.certificate.serial],

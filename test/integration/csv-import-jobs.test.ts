@@ -10,7 +10,7 @@ import {
 import { waitFor } from '../support/http.js';
 import { courseCount, importCsv, jobsOf, type JobRow } from '../support/csv.js';
 import { closeRuntime, type Runtime } from '@lectern/runtime';
-import { newId, sql } from '@lectern/db';
+import { newId, boundQuery } from '@lectern/db';
 import { AppError, isAppError } from '@lectern/errors';
 import { CSV_BLOB, CSV_IMPORT_KIND, handleCsvImport, startCsvWorker } from '@lectern/csv-import';
 import {
@@ -36,7 +36,7 @@ async function queuedJob(
   const jobId = newId('job');
   const key = jobBlobKey(jobId, CSV_BLOB);
   await rt.storage.put(key, Buffer.from(file), 'text/csv');
-  await sql(
+  await boundQuery(
     rt.orm.em.fork(),
     `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
      values (?, ?, ?, ?, ?::jsonb, ?, now(), now())`,
@@ -53,7 +53,7 @@ async function queuedJob(
 }
 
 async function jobRow(rt: Runtime, jobId: string): Promise<JobRow> {
-  const [row] = await sql<JobRow>(rt.orm.em.fork(), 'select * from jobs where id = ?', [jobId]);
+  const [row] = await boundQuery<JobRow>(rt.orm.em.fork(), 'select * from jobs where id = ?', [jobId]);
   return row;
 }
 
@@ -98,7 +98,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
         const running = Promise.all([1, 2].map((n) => processJob(rt, csvHandler, cmd, n, rt.log)));
         await waitFor(
           async () => {
-            const [{ n }] = await sql<{ n: number }>(
+            const [{ n }] = await boundQuery<{ n: number }>(
               rt.orm.em.fork(),
               `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
             );
@@ -116,7 +116,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
       const row = await jobRow(rt, cmd.jobId);
       expect(row.status).to.equal('completed');
       expect(row.attempts).to.be.oneOf([1, 2]);
-      const [course] = await sql<{ id: string; source_kind: string; status: string }>(
+      const [course] = await boundQuery<{ id: string; source_kind: string; status: string }>(
         rt.orm.em.fork(),
         'select id, source_kind, status from courses where id = ?',
         [row.result?.courseId],
@@ -274,7 +274,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
         },
         { timeoutMs: 15_000, what: 'the queued job to complete' },
       );
-      const [course] = await sql<{ id: string; title: string; source_kind: string; status: string }>(
+      const [course] = await boundQuery<{ id: string; title: string; source_kind: string; status: string }>(
         app.rt.orm.em.fork(),
         'select id, title, source_kind, status from courses where workspace_id = ?',
         [mine.id],

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { setBilling, setPlan } from '@lectern/admin';
 import { usageMonth } from '@lectern/plans';
 import type { CompletionDto, CompletionWithAnswersDto, AttemptDto, OpenRunResult } from '@lectern/contracts';
@@ -49,7 +49,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
   const views = async (wsId: string) =>
     Number(
       (
-        await sql<{ count: string }>(
+        await boundQuery<{ count: string }>(
           em(),
           `select count from usage_counters where workspace_id = ? and month = ? and metric = 'views'`,
           [wsId, usageMonth()],
@@ -73,7 +73,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       expect(list.body.data).to.have.length(1);
       expect(list.body.data[0]).to.have.keys('id', 'name', 'createdAt');
       expect(list.text).to.not.include(ek.secret);
-      const stored = await sql<{ secret_encrypted: string }>(
+      const stored = await boundQuery<{ secret_encrypted: string }>(
         em(),
         'select secret_encrypted from embed_keys where id = ?',
         [ek.id],
@@ -144,7 +144,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
         expect(page.status, `${what} (embed)`).to.equal(401);
         expect(page.headers.get('content-type'), what).to.match(/^text\/html/);
       }
-      const rows = await sql(em(), 'select id from completions where course_id = ?', [courseId]);
+      const rows = await boundQuery(em(), 'select id from completions where course_id = ?', [courseId]);
       expect(rows, 'no run was recorded').to.deep.equal([]);
       expect(await eventsOf(ws, 'course.viewed')).to.deep.equal([]);
       expect(await views(ws.id)).to.equal(0);
@@ -309,7 +309,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
         Array.from({ length: 6 }, () => open({ courseId, anonymousId: anonymousId(99) })),
       );
       expect(new Set(anon.map((r) => r.body.data.completion.id)).size).to.equal(1);
-      const [{ n }] = await sql<{ n: number }>(
+      const [{ n }] = await boundQuery<{ n: number }>(
         em(),
         'select count(*)::int as n from completions where course_id = ?',
         [courseId],
@@ -545,7 +545,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
         { type: 'time', seconds: 3000 },
       ]);
       expect(res.status).to.equal(200);
-      const [row] = await sql<{ time_spent_seconds: number; started_at: Date }>(
+      const [row] = await boundQuery<{ time_spent_seconds: number; started_at: Date }>(
         em(),
         'select time_spent_seconds, started_at from completions where id = ?',
         [run.completion.id],
@@ -553,11 +553,13 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       const wall = Math.ceil((Date.now() - new Date(row.started_at).getTime()) / 1000);
       expect(row.time_spent_seconds).to.be.at.most(wall);
       // With the previous call an hour ago, the hour may be credited.
-      await sql(em(), `update completions set last_event_at = now() - interval '1 hour' where id = ?`, [
-        run.completion.id,
-      ]);
+      await boundQuery(
+        em(),
+        `update completions set last_event_at = now() - interval '1 hour' where id = ?`,
+        [run.completion.id],
+      );
       await send(run, 'b2', [{ type: 'time', seconds: 1200 }]);
-      const [after] = await sql<{ time_spent_seconds: number }>(
+      const [after] = await boundQuery<{ time_spent_seconds: number }>(
         em(),
         'select time_spent_seconds from completions where id = ?',
         [run.completion.id],
@@ -568,9 +570,11 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
 
     it('a repeated batchId is acknowledged with the first answer and applied once, even concurrently', async () => {
       const { ws, run } = await identified();
-      await sql(em(), `update completions set last_event_at = now() - interval '1 hour' where id = ?`, [
-        run.completion.id,
-      ]);
+      await boundQuery(
+        em(),
+        `update completions set last_event_at = now() - interval '1 hour' where id = ?`,
+        [run.completion.id],
+      );
       const batch = [
         { type: 'screen', screenId: 's1' },
         { type: 'answer', blockId: 'q1', answer: 'a' },
@@ -580,14 +584,16 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       const again = await send(run, 'dup-1', batch);
       expect(again.status).to.equal(200);
       expect(again.body.data).to.deep.equal(first.body.data);
-      await sql(em(), `update completions set last_event_at = now() - interval '1 hour' where id = ?`, [
-        run.completion.id,
-      ]);
+      await boundQuery(
+        em(),
+        `update completions set last_event_at = now() - interval '1 hour' where id = ?`,
+        [run.completion.id],
+      );
       const racing = await Promise.all(
         [1, 2, 3, 4].map(() => send(run, 'dup-2', [{ type: 'time', seconds: 10 }])),
       );
       for (const r of racing) expect(r.status, r.text).to.equal(200);
-      const [row] = await sql<{ time_spent_seconds: number }>(
+      const [row] = await boundQuery<{ time_spent_seconds: number }>(
         em(),
         'select time_spent_seconds from completions where id = ?',
         [run.completion.id],
@@ -604,7 +610,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       );
       expect(results.filter((r) => r.body.data.result).length).to.equal(1);
       expect(await eventsOf(ws, 'course.completed')).to.have.length(1);
-      const [{ n }] = await sql<{ n: number }>(
+      const [{ n }] = await boundQuery<{ n: number }>(
         em(),
         'select count(*)::int as n from attempts where completion_id = ?',
         [run.completion.id],
@@ -779,7 +785,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       const anon = (await open({ courseId: other, anonymousId: anonymousId(3) })).body.data;
       await send(runs[1], 'x', [{ type: 'screen', screenId: 's3' }]);
       // runs[1] finished a minute before the cutoff, runs[0] after it.
-      await sql(
+      await boundQuery(
         em(),
         `update completions set completed_at = completed_at - interval '1 minute' where id = ?`,
         [runs[1].completion.id],
@@ -846,23 +852,26 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       expect((await req('DELETE', `/identities/${identityId}`)).status).to.equal(204);
       expectNotFound(await req('GET', `/completions/${run.completion.id}`));
       expect(
-        (await sql(em(), 'select id from attempts where completion_id = ?', [run.completion.id])).length,
+        (await boundQuery(em(), 'select id from attempts where completion_id = ?', [run.completion.id]))
+          .length,
       ).to.equal(0);
       // The run token of a deleted run is refused with 404 (the run is gone), never re-creating anything.
       expect((await send(run, 'y', [])).status).to.equal(404);
       const anon = (await open({ courseId, anonymousId: anonymousId(6) })).body.data;
       await send(anon, 'x', [{ type: 'screen', screenId: 's3' }]);
       expect((await req('DELETE', `/courses/${courseId}`)).status).to.equal(204);
-      expect((await sql(em(), 'select id from completions where course_id = ?', [courseId])).length).to.equal(
-        0,
-      );
-      expect((await sql(em(), 'select id from attempts where course_id = ?', [courseId])).length).to.equal(0);
+      expect(
+        (await boundQuery(em(), 'select id from completions where course_id = ?', [courseId])).length,
+      ).to.equal(0);
+      expect(
+        (await boundQuery(em(), 'select id from attempts where course_id = ?', [courseId])).length,
+      ).to.equal(0);
     });
   });
 
   describe('metering and 402', () => {
     const setViews = (wsId: string, count: number) =>
-      sql(
+      boundQuery(
         em(),
         `insert into usage_counters (workspace_id, month, metric, count) values (?, ?, 'views', ?)
          on conflict (workspace_id, month, metric) do update set count = excluded.count`,
@@ -886,7 +895,7 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       expect((await eventsOf(ws, 'course.viewed')).length).to.equal(viewed);
       expect(
         (
-          await sql(em(), 'select id from completions where anonymous_id = ? and workspace_id = ?', [
+          await boundQuery(em(), 'select id from completions where anonymous_id = ? and workspace_id = ?', [
             anonymousId(3),
             ws.id,
           ])

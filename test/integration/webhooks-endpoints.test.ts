@@ -13,7 +13,7 @@ import {
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { ConfigError } from '@lectern/config';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import {
   checkEndpointUrl,
   decryptSecret,
@@ -89,7 +89,7 @@ describe('webhooks: endpoints API', () => {
     expect(patched.body.data.name).to.equal('Renamed');
 
     // At rest: only AES-GCM ciphertext, bound to the endpoint id, decryptable with the configured key.
-    const [row] = await sql<{ secret_encrypted: string }>(
+    const [row] = await boundQuery<{ secret_encrypted: string }>(
       app.rt.orm.em.fork(),
       'select secret_encrypted from webhook_endpoints where id = ?',
       [ep.id],

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { AppConfig } from '@lectern/config';
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { buildApp, type BuiltApp } from '@lectern/api';
 import type { Runtime } from '@lectern/runtime';
 import { closeRuntime, createRuntime } from '@lectern/runtime';
@@ -97,9 +97,11 @@ export interface OutboxRow {
 }
 
 export async function outboxOf(em: EntityManager, workspaceId: string): Promise<OutboxRow[]> {
-  return sql<OutboxRow>(em, 'select * from outbox_events where workspace_id = ? order by created_at, id', [
-    workspaceId,
-  ]);
+  return boundQuery<OutboxRow>(
+    em,
+    'select * from outbox_events where workspace_id = ? order by created_at, id',
+    [workspaceId],
+  );
 }
 
 /**

@@ -10,7 +10,7 @@ import { registerApiRoutes, type RouteDeps } from './routes/index.js';
 import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { bearerMatches } from '@lectern/metrics';
 import { checkReadiness } from '@lectern/runtime';
@@ -44,7 +44,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const routers = [pub, api, embed, player];
   metrics?.watchOutbox(
     async () => {
-      const [row] = await sql<{ n: string }>(
+      const [row] = await boundQuery<{ n: string }>(
         rt.orm.em.fork(),
         'select count(*) as n from outbox_events where published_at is null',
       );

@@ -1,5 +1,5 @@
 import { LockMode } from '@mikro-orm/core';
-import { CourseSchema, newId, sql, type Course, type EntityManager } from '@lectern/db';
+import { CourseSchema, newId, boundQuery, type Course, type EntityManager } from '@lectern/db';
 import { AppError, invalid, notFound } from '@lectern/errors';
 import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '@lectern/plans';
 import { contentHash, validateScreens } from '@lectern/courses';
@@ -42,8 +42,8 @@ export async function createCourse(
   return em.transactional(async (tx) => {
     if (PLANS[ws.plan].maxCourses !== null) {
       // Serialises course creation per workspace: two concurrent creates cannot both pass the ceiling.
-      await sql(tx, 'select pg_advisory_xact_lock(hashtext(?))', [`lectern:courses:${ws.id}`]);
-      const [{ n }] = await sql<{ n: number }>(
+      await boundQuery(tx, 'select pg_advisory_xact_lock(hashtext(?))', [`lectern:courses:${ws.id}`]);
+      const [{ n }] = await boundQuery<{ n: number }>(
         tx,
         'select count(*)::int as n from courses where workspace_id = ?',
         [ws.id],
@@ -136,7 +136,7 @@ export async function updateCourse(
     }
     await assertRefsInWorkspace(tx, ws.id, { themeId: patch.themeId, certificateId: patch.certificateId });
     if (patch.locale !== undefined && patch.locale !== course.locale) {
-      const clash = await sql<{ id: string }>(
+      const clash = await boundQuery<{ id: string }>(
         tx,
         'select id from course_translations where course_id = ? and locale = ?',
         [course.id, patch.locale],
@@ -196,7 +196,7 @@ export async function assertCourseDeletable(
   workspaceId: string,
   courseId: string,
 ): Promise<void> {
-  const [row] = await sql<{ n: string }>(
+  const [row] = await boundQuery<{ n: string }>(
     tx,
     'select count(*) as n from issued_certificates where course_id = ? and workspace_id = ?',
     [courseId, workspaceId],
@@ -214,12 +214,12 @@ export async function assertCourseDeletable(
 /** DELETE /courses/:id. Collections memberships and translations cascade. */
 export async function deleteCourse(em: EntityManager, workspaceId: string, id: string): Promise<void> {
   await em.transactional(async (tx) => {
-    const rows = await sql(tx, 'select id from courses where id = ? and workspace_id = ? for update', [
+    const rows = await boundQuery(tx, 'select id from courses where id = ? and workspace_id = ? for update', [
       id,
       workspaceId,
     ]);
     if (rows.length === 0) throw notFound('Course');
     await assertCourseDeletable(tx, workspaceId, id);
-    await sql(tx, 'delete from courses where id = ? and workspace_id = ?', [id, workspaceId]);
+    await boundQuery(tx, 'delete from courses where id = ? and workspace_id = ?', [id, workspaceId]);
   });
 }

@@ -1,6 +1,7 @@
 import { AppError, notFound } from '@lectern/errors';
-import { newId, sql, type EntityManager } from '@lectern/db';
-import { eventIdentity, iso, type CertificateTokens } from '@lectern/contracts';
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { iso, type CertificateTokens } from '@lectern/contracts';
+import { eventIdentity } from '@lectern/identities';
 import { recordEvent } from '@lectern/events';
 import { runSyncJob } from '@lectern/jobs';
 import type { Runtime } from '@lectern/runtime';
@@ -79,7 +80,7 @@ export function scoreOf(row: Pick<IssuedCertificateRow, 'score'>): number | null
 }
 
 async function byCompletion(em: EntityManager, workspaceId: string, completionId: string) {
-  const [row] = await sql<IssuedCertificateRow>(
+  const [row] = await boundQuery<IssuedCertificateRow>(
     em,
     'select * from issued_certificates where completion_id = ? and workspace_id = ?',
     [completionId, workspaceId],
@@ -128,7 +129,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
   if (!row) {
     const outcome = await em.transactional(async (tx) => {
       // FOR SHARE: a DELETE /courses/:id running now waits for this certificate, then sees it (409).
-      const [course] = await sql<{
+      const [course] = await boundQuery<{
         certificate_id: string | null;
         direction: 'ltr' | 'rtl';
         ws_name: string;
@@ -141,7 +142,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
       );
       if (!course) throw notFound('Course');
       const [template] = course.certificate_id
-        ? await sql<{ id: string; tokens: CertificateTokens }>(
+        ? await boundQuery<{ id: string; tokens: CertificateTokens }>(
             tx,
             'select id, tokens from certificate_templates where id = ? and workspace_id = ?',
             [course.certificate_id, subject.workspaceId],
@@ -151,7 +152,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
       const issuerName = design.issuerName?.trim() ? design.issuerName.trim() : course.ws_name;
       for (let attempt = 0; attempt < SERIAL_TRIES; attempt++) {
         const serial = generateSerial();
-        const [inserted] = await sql<IssuedCertificateRow>(
+        const [inserted] = await boundQuery<IssuedCertificateRow>(
           tx,
           `insert into issued_certificates
              (id, workspace_id, serial, completion_id, course_id, identity_id, identity_external_id,
@@ -178,7 +179,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
           ],
         );
         if (inserted) {
-          const [identity] = await sql<{
+          const [identity] = await boundQuery<{
             id: string;
             external_id: string;
             name: string | null;

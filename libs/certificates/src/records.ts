@@ -1,5 +1,5 @@
 import { AppError } from '@lectern/errors';
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import {
   iso,
   resolveCertificateTokens,
@@ -46,12 +46,12 @@ export async function listIssuedCertificates(
     params.push(filter.identityId);
   }
   const clause = where.join(' and ');
-  const rows = await sql<IssuedCertificateRow>(
+  const rows = await boundQuery<IssuedCertificateRow>(
     em,
     `select * from issued_certificates where ${clause} order by issued_at desc, id desc limit ? offset ?`,
     [...params, filter.limit, filter.offset],
   );
-  const [count] = await sql<{ n: string }>(
+  const [count] = await boundQuery<{ n: string }>(
     em,
     `select count(*) as n from issued_certificates where ${clause}`,
     params,
@@ -67,7 +67,7 @@ export async function findBySerial(
 ): Promise<IssuedCertificateRow | null> {
   const printed = normaliseSerial(serial);
   if (printed === null) return null;
-  const [row] = await sql<IssuedCertificateRow>(
+  const [row] = await boundQuery<IssuedCertificateRow>(
     em,
     workspaceId === null
       ? 'select * from issued_certificates where serial = ?'
@@ -118,7 +118,7 @@ export async function verifyLookupWait(
   address: string,
   perMinute: number,
 ): Promise<number> {
-  const [row] = await sql<{ retry: number }>(em, 'select lectern_rate_hit(?, ?, 60000) as retry', [
+  const [row] = await boundQuery<{ retry: number }>(em, 'select lectern_rate_hit(?, ?, 60000) as retry', [
     `verify:${address}`,
     perMinute,
   ]);

@@ -1,4 +1,4 @@
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import type { CertificateRenderResult } from '@lectern/contracts';
 import { runJobWorker, type ClaimedJob, type JobContext, type JobWorkerHandle } from '@lectern/jobs';
 import type { Runtime } from '@lectern/runtime';
@@ -41,11 +41,11 @@ export function certificateRenderHandler(deps: CertificateRenderDeps) {
     warnings.push(...rendered.warnings);
     for (const w of warnings) ctx.log.warn({ serial: input.serial }, w);
     await ctx.rt.storage.put(input.pdfKey, rendered.pdf, 'application/pdf');
-    await sql(ctx.em, 'update issued_certificates set pdf_key = ? where serial = ? and workspace_id = ?', [
-      input.pdfKey,
-      input.serial,
-      job.workspaceId,
-    ]);
+    await boundQuery(
+      ctx.em,
+      'update issued_certificates set pdf_key = ? where serial = ? and workspace_id = ?',
+      [input.pdfKey, input.serial, job.workspaceId],
+    );
     return { pdfKey: input.pdfKey, bytes: rendered.pdf.length, warnings };
   };
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { PagingQuery, Timestamp, iso } from './common.js';
-import type { Identity as IdentityRow } from '@lectern/db';
+import { PagingQuery, Timestamp } from './common.js';
 
 export const BULK_MAX = 500;
 
@@ -66,18 +65,3 @@ export const BulkDeleteResult = z.object({
   requested: z.number().int(),
   identities: z.array(z.object({ id: z.string(), externalId: z.string() })),
 });
-
-export function identityDto(row: IdentityRow): IdentityDto {
-  return {
-    id: row.id,
-    externalId: row.externalId,
-    name: row.name,
-    email: row.email,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
-export function eventIdentity(row: Pick<IdentityRow, 'id' | 'externalId' | 'name' | 'email'> | null) {
-  return row ? { id: row.id, externalId: row.externalId, name: row.name, email: row.email } : null;
-}

@@ -1,8 +1,11 @@
 /**
- * The block catalogue: the 39 block types and their fields, the lenient write
- * check and the strict check for machine-made content, grading and the
- * learner view, the content hash, and translatable text. Pure code, no I/O.
- * See docs/blocks.md.
+ * The block catalogue: the lenient write check and the strict check for
+ * machine-made content, grading and the learner view, the content hash, and
+ * translatable text. Pure code, no I/O. See docs/blocks.md.
+ *
+ * The 39 block types and their field schemas are the course body's contract and
+ * live in libs/contracts; they are re-exported here so that code working on
+ * course content keeps one import for the catalogue and what runs over it.
  */
 export {
   BLOCK_TYPES,
@@ -20,7 +23,7 @@ export {
   type BlockData,
   type Block,
   type Screen,
-} from './blocks.js';
+} from '@lectern/contracts';
 export { validateScreens } from './validate.js';
 export {
   strictCheckBlock,

@@ -8,7 +8,7 @@ import {
   type BlockData,
   type BlockType,
   type Screen,
-} from './blocks.js';
+} from '@lectern/contracts';
 import { isFilled, isRecord } from './util.js';
 import { blockFieldIssues, IdRegistry, type Path } from './validate.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Issue } from '@lectern/errors';
-import { isBlockType, type BlockType } from './blocks.js';
+import { isBlockType, type BlockType } from '@lectern/contracts';
 import { blankMarkers } from './strict.js';
 import { isFilled, isRecord, type JsonRecord } from './util.js';
 

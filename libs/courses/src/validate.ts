@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { issuesFromZod, type Issue } from '@lectern/errors';
-import { BLOCK_TYPES, BlockFields, isBlockType } from './blocks.js';
+import { BLOCK_TYPES, BlockFields, isBlockType } from '@lectern/contracts';
 import { isRecord } from './util.js';
 
 export type Path = (string | number)[];

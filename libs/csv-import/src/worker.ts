@@ -1,5 +1,5 @@
 import { AppError } from '@lectern/errors';
-import { sql, type PlanName } from '@lectern/db';
+import { boundQuery, type PlanName } from '@lectern/db';
 import { createCourse } from '@lectern/authoring';
 import { TITLE_MAX } from '@lectern/contracts';
 import type { CsvImportIssue, CsvImportJobResult } from '@lectern/contracts';
@@ -58,7 +58,7 @@ export async function handleCsvImport(
   }
 
   // The plan is read here, at the moment of writing, not when the request came in.
-  const [ws] = await sql<{ id: string; plan: PlanName }>(
+  const [ws] = await boundQuery<{ id: string; plan: PlanName }>(
     ctx.em,
     'select id, plan from workspaces where id = ?',
     [job.workspaceId],

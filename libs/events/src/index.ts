@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { OutboxEventSchema, newId, sql } from '@lectern/db';
+import { OutboxEventSchema, newId, boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '@lectern/contracts';
@@ -117,7 +117,7 @@ export function startRelay(deps: {
   const drainOnce = async (): Promise<number> => {
     const em = orm.em.fork();
     return em.transactional(async (tx) => {
-      const rows = await sql<OutboxRow>(
+      const rows = await boundQuery<OutboxRow>(
         tx,
         `select id, workspace_id, type, data, created_at from outbox_events
           where published_at is null order by created_at, id limit ? for update skip locked`,
@@ -136,7 +136,10 @@ export function startRelay(deps: {
           { err: failed.reason, unsent: rows.length - sent.length },
           'outbox relay: publish failed; will retry',
         );
-      if (sent.length) await sql(tx, `update outbox_events set published_at = now() where id in (?)`, [sent]);
+      if (sent.length)
+        await boundQuery(tx, `update outbox_events set published_at = now() where id = any (?::text[])`, [
+          sent,
+        ]);
       return sent.length;
     });
   };

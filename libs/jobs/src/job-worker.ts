@@ -1,5 +1,5 @@
 import { AppError } from '@lectern/errors';
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { notifyJobDone, runConsumer, type ConsumerHandle } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 import type { Runtime } from '@lectern/runtime';
@@ -67,7 +67,7 @@ export const JOB_DEFAULTS = { concurrency: 4, ackWaitMs: 30_000, maxDeliver: 5 }
 
 /** Ends a job as failed unless it already ended; returns whether this call ended it. */
 async function failJob(em: EntityManager, jobId: string, error: StoredJobError): Promise<boolean> {
-  const rows = await sql(
+  const rows = await boundQuery(
     em,
     `update jobs set status = 'failed', error = ?::jsonb, result = null, completed_at = now(), updated_at = now()
       where id = ? and status in ('queued', 'processing') returning id`,
@@ -110,7 +110,7 @@ export async function processJob<K extends JobKind>(
 ): Promise<JobOutcome> {
   const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
   const em = rt.orm.em.fork();
-  const [claimed] = await sql<ClaimRow>(
+  const [claimed] = await boundQuery<ClaimRow>(
     em,
     `update jobs set status = 'processing', attempts = attempts + 1, updated_at = now()
       where id = ? and kind = ? and status in ('queued', 'processing')
@@ -118,7 +118,7 @@ export async function processJob<K extends JobKind>(
     [cmd.jobId, opts.kind],
   );
   if (!claimed) {
-    const [row] = await sql<{ status: string; kind: string }>(
+    const [row] = await boundQuery<{ status: string; kind: string }>(
       em,
       'select status, kind from jobs where id = ?',
       [cmd.jobId],
@@ -158,9 +158,11 @@ export async function processJob<K extends JobKind>(
 
   try {
     const completed = await em.transactional(async (tx) => {
-      const [locked] = await sql<{ status: string }>(tx, 'select status from jobs where id = ? for update', [
-        job.id,
-      ]);
+      const [locked] = await boundQuery<{ status: string }>(
+        tx,
+        'select status from jobs where id = ? for update',
+        [job.id],
+      );
       if (locked?.status !== 'processing') return false;
       const ctx: JobContext = {
         em: tx,
@@ -187,7 +189,7 @@ export async function processJob<K extends JobKind>(
       }
       // Flush what the handler left in the unit of work before the job is marked done.
       await tx.flush();
-      await sql(
+      await boundQuery(
         tx,
         // clock_timestamp(), not now(): now() is when the transaction began, before the handler ran.
         `update jobs set status = 'completed', result = ?::jsonb, error = null,

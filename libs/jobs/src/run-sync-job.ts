@@ -1,5 +1,5 @@
 import { AppError } from '@lectern/errors';
-import { newId, sql } from '@lectern/db';
+import { newId, boundQuery } from '@lectern/db';
 import { requestJob, type BusNames } from '@lectern/bus';
 import type { Runtime } from '@lectern/runtime';
 import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
@@ -90,7 +90,7 @@ export async function runSyncJob<K extends JobKind>(
     ...(Object.keys(blobKeys).length ? { blobs: blobKeys } : {}),
   };
   const em = rt.orm.em.fork();
-  await sql(
+  await boundQuery(
     em,
     `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
      values (?, ?, ?, 'queued', ?::jsonb, 0, now(), now())`,
@@ -106,7 +106,7 @@ export async function runSyncJob<K extends JobKind>(
       code: 'unavailable',
       message: 'The job queue was unreachable; the job never ran',
     };
-    const failed = await sql(
+    const failed = await boundQuery(
       em,
       `update jobs set status = 'failed', error = ?::jsonb, completed_at = now(), updated_at = now()
         where id = ? and status = 'queued' returning id`,
@@ -118,7 +118,7 @@ export async function runSyncJob<K extends JobKind>(
     }
   }
 
-  const [row] = await sql<JobRow>(em, 'select status, result, error from jobs where id = ?', [jobId]);
+  const [row] = await boundQuery<JobRow>(em, 'select status, result, error from jobs where id = ?', [jobId]);
   if (!row) throw new AppError('internal_error', `Job ${jobId} disappeared`);
   if (row.status === 'completed') {
     const parsed = spec.result.safeParse(row.result);

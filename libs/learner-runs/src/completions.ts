@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { notFound } from '@lectern/errors';
 import type {
   AttemptDto,
@@ -118,8 +118,12 @@ export async function listCompletions(
   const order =
     q.completedAfter !== undefined ? 'c.completed_at desc, c.id desc' : 'c.started_at desc, c.id desc';
   const cond = where.join(' and ');
-  const [{ n }] = await sql<{ n: number }>(em, `select count(*)::int as n ${FROM} where ${cond}`, params);
-  const rows = await sql<CompletionRow>(
+  const [{ n }] = await boundQuery<{ n: number }>(
+    em,
+    `select count(*)::int as n ${FROM} where ${cond}`,
+    params,
+  );
+  const rows = await boundQuery<CompletionRow>(
     em,
     `${SELECT} ${FROM} where ${cond} order by ${order} limit ? offset ?`,
     [...params, paging.limit, paging.offset],
@@ -132,7 +136,7 @@ export async function getCompletion(
   workspaceId: string,
   id: string,
 ): Promise<CompletionWithAnswersDto> {
-  const [r] = await sql<CompletionRow>(
+  const [r] = await boundQuery<CompletionRow>(
     em,
     `${SELECT}, c.answers ${FROM} where c.id = ? and c.workspace_id = ?`,
     [id, workspaceId],
@@ -184,14 +188,14 @@ export async function listAttempts(
   completionId: string,
   paging: { limit: number; offset: number },
 ): Promise<{ rows: AttemptDto[]; total: number }> {
-  const [c] = await sql<{ n: number }>(
+  const [c] = await boundQuery<{ n: number }>(
     em,
     `select (select count(*)::int from attempts a where a.completion_id = c.id) as n
        from completions c where c.id = ? and c.workspace_id = ?`,
     [completionId, workspaceId],
   );
   if (!c) throw notFound('Completion');
-  const rows = await sql<AttemptRow>(
+  const rows = await boundQuery<AttemptRow>(
     em,
     `select id, course_id, identity_id, attempt, score, passed, passing_score, content_hash, source, locale,
             time_spent_seconds, started_at, completed_at, answers

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { EmbedKeySchema, newId, sql, type EmbedKey, type EntityManager } from '@lectern/db';
+import { EmbedKeySchema, newId, boundQuery, type EmbedKey, type EntityManager } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import type { EmbedKeyCreatedDto, EmbedKeyDto } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
@@ -50,7 +50,7 @@ export async function listEmbedKeys(em: EntityManager, workspaceId: string): Pro
 
 /** Revokes a live key; an unknown, another workspace's or already deleted key is a 404. */
 export async function revokeEmbedKey(em: EntityManager, workspaceId: string, id: string): Promise<void> {
-  const rows = await sql(
+  const rows = await boundQuery(
     em,
     'update embed_keys set revoked_at = now() where id = ? and workspace_id = ? and revoked_at is null returning id',
     [id, workspaceId],
@@ -95,7 +95,7 @@ export async function verifyIdentityToken(
   if (typeof header.kid !== 'string' || header.kid === '')
     throw refuse('the header has no kid; set it to the id of the embed key that signed the token');
   const kid = header.kid;
-  const [key] = await sql<{
+  const [key] = await boundQuery<{
     id: string;
     workspace_id: string;
     secret_encrypted: string;

@@ -1,4 +1,4 @@
-import { newId, sql, type EntityManager } from '@lectern/db';
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, invalid, notFound, type Issue } from '@lectern/errors';
 import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
 import { gradeAnswer } from '@lectern/courses';
@@ -97,7 +97,7 @@ async function lockRun(
          select c0.id, ?, ? from completions c0 where c0.id = ? and c0.workspace_id = ?
          on conflict do nothing returning 1) `
     : '';
-  const [row] = await sql<LockedRow>(
+  const [row] = await boundQuery<LockedRow>(
     tx,
     `${claim}update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
      ${RETURNING}, ${batchId ? 'exists (select 1 from claim)' : 'true'} as fresh`,
@@ -184,7 +184,7 @@ export async function applyBatch(
   return ports.em.transactional(async (tx) => {
     const row = await lockRun(tx, ports, ref, batch.batchId, now);
     if (!row.fresh) {
-      const [prev] = await sql<{ response: EventBatchResultDto | null }>(
+      const [prev] = await boundQuery<{ response: EventBatchResultDto | null }>(
         tx,
         'select response from completion_batches where completion_id = ? and batch_id = ?',
         [row.id, batch.batchId],
@@ -359,7 +359,7 @@ export async function applyBatch(
       `b as (update completion_batches set response = ?::jsonb where completion_id = ? and batch_id = ? returning 1)`,
     );
     params.push(JSON.stringify(response), row.id, batch.batchId);
-    await sql(tx, `with ${ctes.join(',\n')} select 1`, params);
+    await boundQuery(tx, `with ${ctes.join(',\n')} select 1`, params);
     return response;
   });
 }
@@ -374,7 +374,7 @@ export async function retakeRun(ports: IngestPorts, ref: RunRef, now = new Date(
     const row = await lockRun(tx, ports, ref, null, now);
     if (row.attempt === null)
       throw new AppError('conflict', 'Nothing to retake: this run has not been finished yet');
-    const [r] = await sql<{
+    const [r] = await boundQuery<{
       status: 'in_progress' | 'completed';
       attempt: number;
       progress_percent: string;

@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { AppError } from '@lectern/errors';
 import { PLANS, checkAccess, usageMonth, type PlanName } from '@lectern/plans';
 
@@ -13,7 +13,7 @@ import { PLANS, checkAccess, usageMonth, type PlanName } from '@lectern/plans';
  */
 export async function hitAddressLimit(em: EntityManager, address: string, perMinute: number): Promise<void> {
   if (perMinute <= 0) return;
-  const [row] = await sql<{ n: number; retry: number }>(
+  const [row] = await boundQuery<{ n: number; retry: number }>(
     em,
     `insert into player_rate as r (key, window_start, n) values (?, clock_timestamp(), 1)
      on conflict (key) do update set
@@ -25,7 +25,10 @@ export async function hitAddressLimit(em: EntityManager, address: string, perMin
   );
   // Forget addresses idle for a while; about one request in a thousand pays for the sweep.
   if (Math.random() < 0.001)
-    await sql(em, `delete from player_rate where window_start < clock_timestamp() - interval '5 minutes'`);
+    await boundQuery(
+      em,
+      `delete from player_rate where window_start < clock_timestamp() - interval '5 minutes'`,
+    );
   if (row.n > perMinute) {
     throw new AppError(
       'rate_limited',
@@ -55,7 +58,7 @@ export async function assertMayServe(
 ): Promise<void> {
   assertBillingOk(ws, now);
   if (!PLANS[ws.plan].hardCapViews) return;
-  const [row] = await sql<{ count: string }>(
+  const [row] = await boundQuery<{ count: string }>(
     em,
     `select count from usage_counters where workspace_id = ? and month = ? and metric = 'views'`,
     [ws.id, usageMonth(now)],
@@ -79,8 +82,8 @@ export async function countView(em: EntityManager, ws: WorkspaceAccess, now = ne
   const plan = PLANS[ws.plan];
   const cap = plan.hardCapViews ? plan.monthlyViews : null;
   const rows = await em.transactional(async (tx) => {
-    await sql(tx, 'set local synchronous_commit to off');
-    return sql<{ count: string }>(
+    await boundQuery(tx, 'set local synchronous_commit to off');
+    return boundQuery<{ count: string }>(
       tx,
       `insert into usage_counters as u (workspace_id, month, metric, count) values (?, ?, 'views', 1)
        on conflict (workspace_id, month, metric) do update set count = u.count + 1
@@ -95,8 +98,8 @@ export async function countView(em: EntityManager, ws: WorkspaceAccess, now = ne
 /** Gives back a view counted by an open that then failed. */
 export async function uncountView(em: EntityManager, ws: WorkspaceAccess, now = new Date()): Promise<void> {
   await em.transactional(async (tx) => {
-    await sql(tx, 'set local synchronous_commit to off');
-    await sql(
+    await boundQuery(tx, 'set local synchronous_commit to off');
+    await boundQuery(
       tx,
       `update usage_counters set count = count - 1
         where workspace_id = ? and month = ? and metric = 'views' and count > 0`,

@@ -1,4 +1,4 @@
-import { newId, sql, type EntityManager } from '@lectern/db';
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { recordEvent } from '@lectern/events';
 import { upsertIdentities } from '@lectern/identities';
@@ -41,7 +41,7 @@ export interface PublishedCourse {
  * unknown or any other course alike (the message never says which).
  */
 export async function findPublishedCourse(em: EntityManager, courseId: string): Promise<PublishedCourse> {
-  const [r] = await sql<PublishedRow>(
+  const [r] = await boundQuery<PublishedRow>(
     em,
     `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.direction, c.locale, c.passing_score, c.quiz_feedback,
             c.navigation, w.plan, w.billing_status, w.grace_until,
@@ -150,7 +150,7 @@ export async function openRun(
   const locale = pickLocale(course.locale, published.translated, input.lang);
   let translation: { locale: string; content: Record<string, unknown> } | null = null;
   if (locale !== course.locale) {
-    const [t] = await sql<{ content: Record<string, unknown> }>(
+    const [t] = await boundQuery<{ content: Record<string, unknown> }>(
       ports.em,
       'select content from course_translations where course_id = ? and locale = ?',
       [course.id, locale],
@@ -173,7 +173,7 @@ export async function openRun(
       const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
       // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
       // the material its result was judged against.
-      const [row] = await sql<CompletionRow>(
+      const [row] = await boundQuery<CompletionRow>(
         tx,
         `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
               pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)

@@ -14,7 +14,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@lectern/db';
-import { query } from './pg.js';
+import { boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 
@@ -80,7 +80,7 @@ interface ClaimedRow {
  * Returns the claimed rows with the endpoint's URL as of now.
  */
 export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const rows = await query<ClaimedRow>(
+  const rows = await boundQuery<ClaimedRow>(
     em,
     `with recursive eps(endpoint_id) as (
        (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
@@ -168,7 +168,7 @@ export async function renewClaims(
   if (claims.length === 0) return [];
   const params: unknown[] = [leaseSec];
   const values = claimTuples(claims, params);
-  const rows = await query<{ id: string; claim_seq: number; url: string }>(
+  const rows = await boundQuery<{ id: string; claim_seq: number; url: string }>(
     em,
     `with lease(secs) as (select ?::int), v(id, claim, attempt) as (values ${values})
      update webhook_deliveries d set locked_until = now() + make_interval(secs => lease.secs)
@@ -187,7 +187,7 @@ export async function releaseClaims(em: EntityManager, claims: ClaimRef[]): Prom
   if (claims.length === 0) return;
   const params: unknown[] = [];
   const values = claimTuples(claims, params);
-  await query(
+  await boundQuery(
     em,
     `with v(id, claim, attempt) as (values ${values})
      update webhook_deliveries d set locked_until = null

@@ -12,4 +12,4 @@ export * from './dispatcher.js';
 export * from './sender.js';
 export * from './worker.js';
 export * from './batcher.js';
-export * from './pg.js';
+export * from './dto.js';

@@ -19,8 +19,7 @@
  * (`Batcher`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql, type EntityManager } from '@lectern/db';
-import { query } from './pg.js';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import type { Logger } from '@lectern/log';
 import { decryptSecret } from './secrets.js';
 import { signatureHeaders } from './signature.js';
@@ -58,7 +57,7 @@ class SigningSecrets {
     private readonly max = 10_000,
   ) {
     this.loads = new Batcher(async (ids: string[]) => {
-      const rows = await query<{ id: string; secret_encrypted: string }>(
+      const rows = await boundQuery<{ id: string; secret_encrypted: string }>(
         orm.em.fork(),
         'select id, secret_encrypted from webhook_endpoints where id = any (?::text[])',
         [[...new Set(ids)]],
@@ -143,7 +142,7 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
     );
     return '(?::text, ?::int, ?::text, ?::int, ?::int, ?::text, ?::text, ?::int, ?::text, ?::timestamptz)';
   });
-  const written = await query<{ delivery_id: string }>(
+  const written = await boundQuery<{ delivery_id: string }>(
     em,
     `with v(id, claim, status, delay, code, last_error, error, duration, body, started) as (
        values ${tuples.join(', ')}
@@ -176,7 +175,7 @@ async function recordGone(em: EntityManager, record: AttemptRecord): Promise<boo
     const reason =
       `The receiver answered 410 Gone at ${new Date().toISOString()} (delivery ${record.cmd.deliveryId}); ` +
       're-enable with isActive: true';
-    await sql(
+    await boundQuery(
       tx,
       'update webhook_endpoints set is_active = false, disabled_reason = ?, updated_at = now() where id = ?',
       [reason, record.cmd.endpointId],

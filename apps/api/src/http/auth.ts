@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '@lectern/errors';
-import { sql, type MikroORM } from '@lectern/db';
+import { boundQuery, type MikroORM } from '@lectern/db';
 import type { KeyScope, PlanName, BillingStatus } from '@lectern/db';
 import { checkAccess, usageMonth } from '@lectern/plans';
 import { hashKey, parseKey } from '@lectern/auth';
@@ -53,7 +53,7 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
     // One round trip: the key, its workspace, this month's views and — only for a live key whose
     // hash matches — the rate-limit hit. Requests with a wrong or revoked key are never counted.
     // The constant-time comparison below stays the authority on the key.
-    const rows = await sql<KeyRow>(
+    const rows = await boundQuery<KeyRow>(
       em,
       `select k.id as key_id, k.hash, k.scope, k.revoked_at, w.id as workspace_id, w.name, w.plan,
               w.billing_status, w.grace_until,

@@ -5,7 +5,6 @@ import {
   CertificateTemplate,
   CreateCertificateTemplate,
   UpdateCertificateTemplate,
-  certificateTemplateDto,
 } from '@lectern/contracts';
 import {
   createCertificateTemplate,
@@ -13,6 +12,7 @@ import {
   getCertificateTemplate,
   listCertificateTemplates,
   updateCertificateTemplate,
+  certificateTemplateDto,
 } from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';

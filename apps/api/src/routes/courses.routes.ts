@@ -2,8 +2,15 @@ import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
 import type { Runtime } from '@lectern/runtime';
 import type { Relay } from '@lectern/events';
-import { Course, CreateCourse, UpdateCourse, courseDto } from '@lectern/contracts';
-import { createCourse, deleteCourse, getCourse, listCourses, updateCourse } from '@lectern/authoring';
+import { Course, CreateCourse, UpdateCourse } from '@lectern/contracts';
+import {
+  createCourse,
+  deleteCourse,
+  getCourse,
+  listCourses,
+  updateCourse,
+  courseDto,
+} from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
 /** Courses carry whole screen documents; a large paid-plan course outgrows the 1 MiB default. */

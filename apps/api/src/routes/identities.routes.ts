@@ -11,7 +11,6 @@ import {
   IdentitySearchQuery,
   Pagination,
   UpsertIdentity,
-  identityDto,
   paged,
   parsePaging,
 } from '@lectern/contracts';
@@ -21,6 +20,7 @@ import {
   getIdentity,
   searchIdentities,
   upsertIdentities,
+  identityDto,
 } from '@lectern/identities';
 import { errorResponses } from './shared.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
 import type { Runtime } from '@lectern/runtime';
-import { CreateTheme, Theme, UpdateTheme, themeDto } from '@lectern/contracts';
-import { createTheme, deleteTheme, getTheme, listThemes, updateTheme } from '@lectern/authoring';
+import { CreateTheme, Theme, UpdateTheme } from '@lectern/contracts';
+import { createTheme, deleteTheme, getTheme, listThemes, updateTheme, themeDto } from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 

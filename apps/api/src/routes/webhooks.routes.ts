@@ -14,9 +14,6 @@ import {
   WebhookEndpointCreated,
   paged,
   parsePaging,
-  webhookDeliveryDetailDto,
-  webhookDeliveryDto,
-  webhookEndpointDto,
 } from '@lectern/contracts';
 import {
   createEndpoint,
@@ -31,6 +28,9 @@ import {
   updateEndpoint,
   webhookSecretKey,
   type EndpointPolicy,
+  webhookDeliveryDetailDto,
+  webhookDeliveryDto,
+  webhookEndpointDto,
 } from '@lectern/webhooks';
 import { errorResponses } from './shared.js';
 

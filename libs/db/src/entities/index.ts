@@ -1,4 +1,4 @@
-import { WorkspaceSchema } from './workspace.entity.js';
+import { UsageCounterSchema, WorkspaceSchema } from './workspace.entity.js';
 import { ApiKeySchema } from './api-key.entity.js';
 import { IdentitySchema } from './identity.entity.js';
 import { JobSchema } from './job.entity.js';
@@ -34,6 +34,7 @@ export * from './issued-certificate.entity.js';
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
   WorkspaceSchema,
+  UsageCounterSchema,
   ApiKeySchema,
   IdentitySchema,
   JobSchema,

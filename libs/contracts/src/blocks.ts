@@ -1,3 +1,9 @@
+/**
+ * The block catalogue's schemas: the 39 block types, each type's fields and the screen shape. They are the
+ * contract of a course body (what a client may send and will read back), so they live with the other request and
+ * response schemas; the behaviour over them (the write and strict checks, grading, the learner view, the content
+ * hash, translatable text) stays in libs/courses, which imports these. See docs/blocks.md.
+ */
 import { z } from 'zod';
 
 /** The 39 block types of SPEC.md ("Screen and block"), in SPEC order. */

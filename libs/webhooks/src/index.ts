@@ -14,6 +14,7 @@ export * from './signing-secrets.js';
 export * from './keyed-limiter.js';
 export * from './outcome.js';
 export * from './attempt-records.js';
+export * from './endpoint-health.js';
 export * from './lease-renewal.js';
 export * from './worker.js';
 export * from './batcher.js';

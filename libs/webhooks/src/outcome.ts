@@ -3,7 +3,7 @@ import type { DeliveryResult } from './deliver.js';
 import { MAX_ATTEMPTS, nextDelaySeconds } from './retry.js';
 
 export type AttemptOutcome =
-  { status: 'delivered' } | { status: 'pending'; delaySec: number } | { status: 'failed'; gone: boolean };
+  { status: 'delivered' } | { status: 'pending'; delaySec: number } | { status: 'failed' };
 
 /** `attemptNo` is 1-based; `maxAttempts` counts manual resends too. */
 export function decideOutcome(
@@ -13,12 +13,11 @@ export function decideOutcome(
   delays: readonly number[],
 ): AttemptOutcome {
   if (result.outcome === 'delivered') return { status: 'delivered' };
-  if (result.outcome === 'gone') return { status: 'failed', gone: true };
-  if (attemptNo >= maxAttempts) return { status: 'failed', gone: false };
+  if (attemptNo >= maxAttempts) return { status: 'failed' };
   // Manual resends of a pending delivery raised maxAttempts one each; they do not move it along the schedule.
   const automaticNo = attemptNo - Math.max(0, maxAttempts - MAX_ATTEMPTS);
   const delaySec = nextDelaySeconds(Math.max(1, automaticNo), delays, {
     retryAfterSec: result.retryAfterSec,
   });
-  return delaySec === null ? { status: 'failed', gone: false } : { status: 'pending', delaySec };
+  return delaySec === null ? { status: 'failed' } : { status: 'pending', delaySec };
 }

@@ -10,7 +10,8 @@
  *    Meanwhile the leases of waiting rows are renewed (`startLeaseRenewal`).
  * 3. POST with `deliverOnce` (SSRF check after DNS resolution, pinned address, 5 s deadline, no redirects).
  * 4. The result decides the delivery's next state (`decideOutcome`), recorded with the attempt and guarded by the
- *    claim (`recordAttempts`).
+ *    claim (`recordAttempts`); a change in the endpoint's health is written after it, and an endpoint whose
+ *    deliveries have all failed for days is switched off (`trackEndpointHealth`).
  *
  * Re-checks and records of concurrent attempts are grouped into one statement each (`Batcher`).
  */
@@ -24,7 +25,8 @@ import type { HostResolver } from './ssrf.js';
 import { SigningSecrets } from './signing-secrets.js';
 import { KeyedLimiter } from './keyed-limiter.js';
 import { decideOutcome } from './outcome.js';
-import { recordAttempts, recordGone, type AttemptRecord } from './attempt-records.js';
+import { recordAttempts, type AttemptRecord } from './attempt-records.js';
+import { SWITCH_OFF_AFTER_DAYS, trackEndpointHealth } from './endpoint-health.js';
 import { startLeaseRenewal, type HeldClaim } from './lease-renewal.js';
 
 /**
@@ -75,10 +77,21 @@ export function createSender(deps: SenderDeps): Sender {
     (rows: ClaimedDelivery[]) => renewClaims(deps.orm.em.fork(), rows, deps.leaseSec),
     GROUP_COMMIT,
   );
-  const records = new Batcher(
-    (recs: AttemptRecord[]) => recordAttempts(deps.orm.em.fork(), recs),
-    GROUP_COMMIT,
-  );
+  const records = new Batcher(async (recs: AttemptRecord[]) => {
+    const recorded = await recordAttempts(deps.orm.em.fork(), recs);
+    try {
+      const off = await trackEndpointHealth(deps.orm, recs, recorded);
+      if (off.length)
+        deps.log.warn(
+          { endpointIds: off, days: SWITCH_OFF_AFTER_DAYS },
+          'webhook endpoints switched off: every delivery failed for days',
+        );
+    } catch (err) {
+      // The attempts are recorded; the next change of health (a 2xx, a failure) writes it again.
+      deps.log.warn({ err }, 'webhook endpoint health not updated');
+    }
+    return recorded.written;
+  }, GROUP_COMMIT);
   const held = new Set<Held>();
   const running = new Set<Promise<void>>();
 
@@ -150,10 +163,7 @@ export function createSender(deps: SenderDeps): Sender {
       deps.onAttempt?.(result);
       const outcome = decideOutcome(result, cmd.attempt, cmd.maxAttempts, deps.delays);
       const record: AttemptRecord = { cmd, result, startedAt, outcome };
-      const written =
-        outcome.status === 'failed' && outcome.gone
-          ? await recordGone(deps.orm.em.fork(), record)
-          : await records.add(record);
+      const written = await records.add(record);
       if (!written) {
         deps.log.warn(
           { deliveryId: cmd.deliveryId, attempt: cmd.attempt },

@@ -9,8 +9,12 @@ export interface WebhookEndpoint {
   isActive: boolean;
   /** `encryptSecret(signingSecret, key, id)`; the plain secret is shown once at creation and never stored. */
   secretEncrypted: string;
-  /** Why the service switched the endpoint off (a 410 from the receiver); cleared when re-activated. */
+  /** Why the service switched the endpoint off (sustained failure); cleared when re-activated. */
   disabledReason: string | null;
+  /** When the service switched the endpoint off; cleared when re-activated. */
+  disabledAt: Date | null;
+  /** Start of the current run of failed attempts (no 2xx since); null after a 2xx or a re-activation. */
+  failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -27,6 +31,8 @@ export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
     isActive: { type: 'boolean', fieldName: 'is_active' },
     secretEncrypted: { type: 'string', fieldName: 'secret_encrypted', lazy: true },
     disabledReason: { type: 'string', nullable: true, fieldName: 'disabled_reason' },
+    disabledAt: { type: 'Date', nullable: true, fieldName: 'disabled_at', columnType: 'timestamptz' },
+    failingSince: { type: 'Date', nullable: true, fieldName: 'failing_since', columnType: 'timestamptz' },
     createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
     updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
   },

@@ -3,6 +3,7 @@ import { Migration20261121000001_spine } from './Migration20261121000001_spine.j
 import { Migration20261121000100_webhooks } from './Migration20261121000100_webhooks.js';
 import { Migration20261121000200_authoring } from './Migration20261121000200_authoring.js';
 import { Migration20261121000300_rate_counter } from './Migration20261121000300_rate_counter.js';
+import { Migration20261123000100_webhook_health } from './Migration20261123000100_webhook_health.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000100_webhooks', class: Migration20261121000100_webhooks },
   { name: 'Migration20261121000200_authoring', class: Migration20261121000200_authoring },
   { name: 'Migration20261121000300_rate_counter', class: Migration20261121000300_rate_counter },
+  { name: 'Migration20261123000100_webhook_health', class: Migration20261123000100_webhook_health },
 ];

@@ -39,6 +39,7 @@ export interface EndpointDto {
   eventTypes: string[];
   isActive: boolean;
   disabledReason: string | null;
+  disabledAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -73,7 +74,7 @@ export interface DeliveryDetailDto extends Omit<DeliveryDto, 'attempts'> {
 export async function createHook(
   base: string,
   key: string,
-  body: { name?: string; url: string; eventTypes: string[] },
+  body: { name?: string; url: string; eventTypes: string[]; isActive?: boolean },
 ): Promise<{ endpoint: EndpointDto; secret: string }> {
   const res = await call<{ data: EndpointDto & { signingSecret: string } }>(base, 'POST', '/webhooks', {
     key,

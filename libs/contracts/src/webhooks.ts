@@ -18,8 +18,20 @@ const Url = z
   .meta({ description: 'Absolute http(s) URL receiving the POSTs' });
 const Name = z.string().trim().min(1).max(200);
 
+const IsActive = z.boolean().meta({
+  description:
+    'false: the endpoint receives nothing (and its pending deliveries are cancelled) until set to true',
+});
+
 export const CreateWebhook = z
-  .object({ name: Name, url: Url, eventTypes: EventTypes })
+  .object({
+    name: Name,
+    url: Url,
+    eventTypes: EventTypes,
+    isActive: IsActive.optional().meta({
+      description: 'Default true. Created with false, it receives nothing',
+    }),
+  })
   .meta({ id: 'CreateWebhook' });
 export type CreateWebhook = z.infer<typeof CreateWebhook>;
 
@@ -28,7 +40,7 @@ export const UpdateWebhook = z
     name: Name.optional(),
     url: Url.optional(),
     eventTypes: EventTypes.optional(),
-    isActive: z.boolean().optional(),
+    isActive: IsActive.optional(),
   })
   .meta({ id: 'UpdateWebhook' });
 export type UpdateWebhook = z.infer<typeof UpdateWebhook>;
@@ -41,7 +53,11 @@ export const WebhookEndpoint = z
     eventTypes: z.array(EventType),
     isActive: z.boolean(),
     disabledReason: z.string().nullable().meta({
-      description: 'Set when Lectern switched the endpoint off (the receiver answered 410); null otherwise',
+      description:
+        'Why Lectern switched the endpoint off (every delivery failed for 5 days); null otherwise. Cleared by isActive: true',
+    }),
+    disabledAt: Timestamp.nullable().meta({
+      description: 'When Lectern switched the endpoint off; null otherwise. Cleared by isActive: true',
     }),
     createdAt: Timestamp,
     updatedAt: Timestamp,

@@ -79,6 +79,14 @@ export function isAppError(err: unknown): err is AppError {
   return err instanceof AppError;
 }
 
+/**
+ * Whether a failed message or job is worth another try: an AppError says for itself (deterministic input errors
+ * are terminal); anything else is an unknown fault (database down, network, a bug) and gets another delivery.
+ */
+export function isRetryable(err: unknown): boolean {
+  return isAppError(err) ? err.retryable : true;
+}
+
 export function invalid(message: string, issues: Issue[]): AppError {
   return new AppError('invalid_request', message, { issues });
 }

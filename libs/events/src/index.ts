@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { OutboxEventSchema, newId, boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
+import { startPoller } from '@lectern/poller';
 import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '@lectern/contracts';
 
 /** An outbox row built and checked against its contract, ready to be written by the caller's own statement. */
@@ -109,10 +110,6 @@ export function startRelay(deps: {
   const { orm, bus, log } = deps;
   const intervalMs = deps.intervalMs ?? 250;
   const batchSize = deps.batchSize ?? 500;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let again = false;
 
   const drainOnce = async (): Promise<number> => {
     const em = orm.em.fork();
@@ -144,46 +141,11 @@ export function startRelay(deps: {
     });
   };
 
-  const pass = async (): Promise<void> => {
-    try {
-      let n: number;
-      do {
-        again = false;
-        n = await drainOnce();
-      } while ((n >= batchSize || again) && !stopped);
-    } catch (err) {
-      log.warn({ err }, 'outbox relay pass failed; will retry');
-    }
-  };
-
-  const schedule = (delay: number) => {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, delay);
-  };
-
-  const tick = () => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = pass().finally(() => {
-      running = null;
-      schedule(intervalMs);
-    });
-  };
-
-  schedule(0);
-  return {
-    kick() {
-      if (running) again = true;
-      else schedule(0);
-    },
-    drainOnce,
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  const poller = startPoller({
+    // A full batch means more rows are waiting.
+    step: async () => (await drainOnce()) >= batchSize,
+    intervalMs,
+    onError: (err) => log.warn({ err }, 'outbox relay pass failed; will retry'),
+  });
+  return { kick: () => poller.kick(), drainOnce, stop: () => poller.stop() };
 }

@@ -23,10 +23,4 @@ export {
   type JobWorkerHandle,
   type JobWorkerOptions,
 } from './job-worker.js';
-export {
-  toStoredError,
-  fromStoredError,
-  jobTimeoutError,
-  isRetryableJobError,
-  type StoredJobError,
-} from './job-errors.js';
+export { toStoredError, fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';

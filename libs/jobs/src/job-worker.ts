@@ -1,10 +1,10 @@
-import { AppError } from '@lectern/errors';
+import { AppError, isRetryable } from '@lectern/errors';
 import { boundQuery, type EntityManager } from '@lectern/db';
 import { notifyJobDone, runConsumer, type ConsumerHandle } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 import type { Runtime } from '@lectern/runtime';
 import { JOB_SPECS, JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
-import { isRetryableJobError, toStoredError, type StoredJobError } from './job-errors.js';
+import { toStoredError, type StoredJobError } from './job-errors.js';
 
 /** A job as its handler sees it, after the claim. */
 export interface ClaimedJob<K extends JobKind> {
@@ -207,7 +207,7 @@ export async function processJob<K extends JobKind>(
     jobLog.info('job completed');
     return 'completed';
   } catch (err) {
-    const retry = isRetryableJobError(err) && deliveryCount < maxDeliver;
+    const retry = isRetryable(err) && deliveryCount < maxDeliver;
     if (retry) {
       // Leave the job `processing`; the consumer naks the message with backoff.
       throw err;

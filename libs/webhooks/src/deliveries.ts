@@ -19,7 +19,8 @@ import { envelopeBody } from './fanout.js';
 import { samplePayload } from './samples.js';
 
 /**
- * Cancels the pending deliveries of an endpoint (deactivated, or disabled by a 410). A lease is left as it is: an
+ * Cancels the pending deliveries of an endpoint (deactivated, or switched off after sustained failure). A lease is
+ * left as it is: an
  * attempt already under way still records what happened (the delivery stays cancelled unless it succeeded).
  */
 export async function cancelPending(em: EntityManager, endpointId: string): Promise<number> {

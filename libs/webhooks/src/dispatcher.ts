@@ -17,6 +17,7 @@ import type { EntityManager } from '@lectern/db';
 import { boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
+import { startPoller } from '@lectern/poller';
 
 export interface ClaimLimits {
   /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */
@@ -226,9 +227,6 @@ export function startDispatcher(deps: {
 }): Dispatcher {
   const { orm, log, limits } = deps;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let again = false;
 
   const passOnce = async (): Promise<number> => {
     const batch = Math.min(limits.batch, deps.room());
@@ -239,49 +237,22 @@ export function startDispatcher(deps: {
     return claimed.length;
   };
 
-  const pass = async (): Promise<void> => {
-    try {
-      let full: boolean;
-      do {
-        again = false;
-        const want = Math.min(limits.batch, deps.room());
-        const n = await passOnce();
-        full = want > 0 && n >= want && deps.room() > 0;
-      } while ((full || again) && !stopped);
-    } catch (err) {
-      log.warn({ err }, 'webhook dispatcher pass failed; will retry');
-    }
-  };
-
-  const schedule = (delay: number): void => {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, delay);
-  };
-
-  const tick = (): void => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = pass().finally(() => {
-      running = null;
-      schedule(deps.pollMs);
-    });
-  };
-
-  schedule(0);
-  return {
-    kick() {
-      if (stopped) return;
-      if (running) again = true;
-      else schedule(0);
+  const poller = startPoller({
+    // As many rows as there was room for: more may be due, and there is room again once some were handed over.
+    step: async () => {
+      const want = Math.min(limits.batch, deps.room());
+      const n = await passOnce();
+      return want > 0 && n >= want && deps.room() > 0;
     },
+    intervalMs: deps.pollMs,
+    onError: (err) => log.warn({ err }, 'webhook dispatcher pass failed; will retry'),
+  });
+  return {
+    kick: () => poller.kick(),
     passOnce,
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      await poller.stop();
     },
   };
 }

@@ -20,6 +20,7 @@ export function webhookEndpointDto(row: EndpointRow): WebhookEndpointDto {
     eventTypes: row.eventTypes as WebhookEndpointDto['eventTypes'],
     isActive: row.isActive,
     disabledReason: row.disabledReason,
+    disabledAt: iso(row.disabledAt),
     createdAt: iso(row.createdAt)!,
     updatedAt: iso(row.updatedAt)!,
   };

@@ -70,7 +70,7 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
       path: '/webhooks',
       summary: 'Create a webhook endpoint; the response carries signingSecret, shown this once only',
       description:
-        'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]).',
+        'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]). isActive defaults to true; an endpoint created with isActive: false receives nothing until it is set to true.',
       tags,
       body: CreateWebhook,
       responses: {
@@ -115,7 +115,8 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
     {
       method: 'patch',
       path: '/webhooks/:id',
-      summary: 'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries',
+      summary:
+        'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries, re-activating clears disabledReason and disabledAt',
       tags,
       body: UpdateWebhook,
       responses: {

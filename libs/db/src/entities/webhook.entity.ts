@@ -10,8 +10,12 @@ export interface WebhookEndpoint {
   isActive: boolean;
   /** `encryptSecret(signingSecret, key, id)`; the plain secret is shown once at creation and never stored. */
   secretEncrypted: string;
-  /** Why the service switched the endpoint off (a 410 from the receiver); cleared when re-activated. */
+  /** Why the service switched the endpoint off (sustained failure); cleared when re-activated. */
   disabledReason: string | null;
+  /** When the service switched the endpoint off; cleared when re-activated. */
+  disabledAt: Date | null;
+  /** Start of the current run of failed attempts (no 2xx since); null after a 2xx or a re-activation. */
+  failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -29,6 +33,8 @@ export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
     isActive: { type: 'boolean', fieldName: 'is_active', default: true },
     secretEncrypted: { ...text, fieldName: 'secret_encrypted', lazy: true },
     disabledReason: { ...text, nullable: true, fieldName: 'disabled_reason' },
+    disabledAt: { ...timestamptz, nullable: true, fieldName: 'disabled_at' },
+    failingSince: { ...timestamptz, nullable: true, fieldName: 'failing_since' },
     createdAt: { ...createdAt },
     updatedAt: { ...updatedAt },
   },

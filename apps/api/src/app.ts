@@ -1,15 +1,14 @@
 import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
-import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
-import { registerApiRoutes, type RouteDeps } from './routes/index.js';
-import { sql } from '@lectern/db';
-import { AppError } from '@lectern/errors';
-import { bearerMatches } from '@lectern/metrics';
-import { checkReadiness } from '@lectern/runtime';
+import { buildOpenApi } from './http/openapi.js';
+import { registerApiRoutes } from './routes/index.js';
+import { healthRoutes } from './routes/health.routes.js';
+import { metricsRoutes } from './routes/metrics.routes.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import type { RouteDeps } from './deps.js';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -21,24 +20,16 @@ export interface BuiltApp {
   openapi: () => ReturnType<typeof buildOpenApi>;
 }
 
-/** Builds the Koa app without listening, so tests can drive a real port or callback(). */
+/**
+ * Builds the Koa app without listening, so tests can drive a real port or callback(). Only assembly here:
+ * request id, metrics and log per request, errors, then the unkeyed routers (probes, metrics, docs) and the
+ * keyed /api/v1 routes behind the key check.
+ */
 export function buildApp(deps: RouteDeps): BuiltApp {
-  const { rt } = deps;
-  const app = new Koa({ proxy: rt.cfg.TRUST_PROXY });
-  const log = rt.log;
-  const metrics = rt.metrics;
+  const { cfg, log, metrics } = deps;
+  const app = new Koa({ proxy: cfg.TRUST_PROXY });
   const pub = new ApiRouter('');
   const api = new ApiRouter(API_PREFIX);
-  metrics?.watchOutbox(
-    async () => {
-      const [row] = await sql<{ n: string }>(
-        rt.orm.em.fork(),
-        'select count(*) as n from outbox_events where published_at is null',
-      );
-      return Number(row?.n ?? 0);
-    },
-    { onError: (err) => log.warn({ err }, 'metrics: outbox count failed') },
-  );
 
   // Metrics label a request with its route template ('/api/v1/identities/:id'), never the raw path, so label
   // values stay bounded: @koa/router's matched route when a route ran, else the route that would have served it
@@ -81,117 +72,12 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   });
   app.use(errorMiddleware(log));
 
-  const openapi = () => buildOpenApi([pub, api], { serverUrl: rt.cfg.PUBLIC_URL, version: VERSION });
-  let cachedDoc: ReturnType<typeof buildOpenApi> | undefined;
+  const openapi = () => buildOpenApi([pub, api], { serverUrl: cfg.PUBLIC_URL, version: VERSION });
+  healthRoutes(pub, deps);
+  metricsRoutes(pub, deps);
+  docsRoutes(pub, { prefix: API_PREFIX, document: openapi });
 
-  pub.route(
-    {
-      method: 'get',
-      path: '/healthz',
-      summary: 'Liveness',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: { description: 'Alive', schema: z.object({ data: z.object({ status: z.literal('ok') }) }) },
-      },
-    },
-    (ctx) => {
-      ctx.body = { data: { status: 'ok' } };
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: '/readyz',
-      summary: 'Readiness: PostgreSQL, NATS and the object store reachable',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: {
-          description: 'Ready',
-          schema: z.object({
-            data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
-          }),
-        },
-        503: {
-          description: 'Not ready',
-          schema: z.object({
-            error: z.string(),
-            message: z.string(),
-            checks: z.record(z.string(), z.string()),
-          }),
-        },
-      },
-    },
-    async (ctx) => {
-      const { ok, checks } = await checkReadiness(rt, ['postgres', 'nats', 'objectStore']);
-      ctx.status = ok ? 200 : 503;
-      ctx.body = ok
-        ? { data: { status: 'ready', checks } }
-        : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: '/metrics',
-      summary: 'Prometheus metrics of this process',
-      description:
-        'Prometheus text exposition format. When METRICS_TOKEN is configured, requires ' +
-        '`Authorization: Bearer <METRICS_TOKEN>`; otherwise open (keep it off the public Ingress).',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: { description: 'Metrics (text/plain; version=0.0.4)', schema: null, contentType: 'text/plain' },
-        401: {
-          description: 'METRICS_TOKEN is set and the request does not carry it',
-          schema: z.object({ error: z.literal('unauthorized'), message: z.string() }),
-        },
-      },
-    },
-    async (ctx) => {
-      const token = rt.cfg.METRICS_TOKEN;
-      if (token && !bearerMatches(ctx.get('authorization'), token)) {
-        ctx.set('WWW-Authenticate', 'Bearer');
-        throw new AppError('unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN>');
-      }
-      if (!metrics) throw new AppError('not_found', 'Metrics are not collected in this process');
-      const { contentType, body } = await metrics.render();
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = contentType;
-      ctx.body = body;
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: `${API_PREFIX}/openapi.json`,
-      summary: 'This OpenAPI 3.1 document',
-      tags: ['Docs'],
-      auth: 'public',
-      responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
-    },
-    (ctx) => {
-      cachedDoc ??= openapi();
-      ctx.body = cachedDoc;
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: `${API_PREFIX}/docs`,
-      summary: 'Readable API reference',
-      tags: ['Docs'],
-      auth: 'public',
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-    },
-    (ctx) => {
-      ctx.type = 'html';
-      ctx.body = DOCS_HTML;
-    },
-  );
-
-  api.router.use(authMiddleware({ orm: rt.orm, rateLimitPerMinute: rt.cfg.RATE_LIMIT_PER_MINUTE }));
+  api.router.use(authMiddleware({ orm: deps.orm, rateLimitPerMinute: cfg.RATE_LIMIT_PER_MINUTE }));
   registerApiRoutes(api, deps);
 
   app.use(pub.routes());

@@ -1,6 +1,5 @@
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
+import type { RouteDeps } from '../deps.js';
 import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -10,11 +9,6 @@ import { themeRoutes } from './themes.routes.js';
 import { certificateTemplateRoutes } from './certificates.routes.js';
 import { collectionRoutes } from './collections.routes.js';
 import { translationRoutes } from './translations.routes.js';
-
-export interface RouteDeps {
-  rt: Runtime;
-  relay: Relay;
-}
 
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {

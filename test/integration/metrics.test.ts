@@ -157,6 +157,19 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
       if (rt) await closeRuntime(rt, { keepStorage: true });
     });
 
+    it('a worker that holds the object store (the csv worker) has /readyz check it too', async () => {
+      const withStore = await startWorkerHttp(rt, { port: 0, host: '127.0.0.1' });
+      try {
+        const ready = await call(withStore.url, 'GET', '/readyz');
+        expect(ready.status).to.equal(200);
+        expect(ready.body).to.deep.equal({
+          data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', objectStore: 'ok' } },
+        });
+      } finally {
+        await withStore.close();
+      }
+    });
+
     it('answers /healthz and /readyz (PostgreSQL, NATS)', async () => {
       const health = await call(srv.url, 'GET', '/healthz');
       expect(health.status).to.equal(200);

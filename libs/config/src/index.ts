@@ -165,9 +165,12 @@ export function parseEnv<const P extends readonly z.ZodType[]>(
     for (const i of result.error.issues) {
       const name = String(i.path[0] ?? '');
       // Never echo a secret into logs or a terminal, even a malformed one.
-      const got = /SECRET|PASSWORD|TOKEN|_KEY$/.test(name)
-        ? 'value hidden'
-        : `got ${JSON.stringify(cleaned[name] ?? null)}`;
+      const got =
+        cleaned[name] === undefined
+          ? 'unset'
+          : /SECRET|PASSWORD|TOKEN|_KEY$/.test(name)
+            ? 'value hidden'
+            : `got ${JSON.stringify(cleaned[name])}`;
       problems.add(`${i.path.join('.') || '(env)'}: ${i.message} (${got})`);
     }
   }

@@ -191,7 +191,10 @@ describe('config: object-store credentials have no default in production', () =>
   it('production with S3_ENDPOINT and no keys is a configuration error naming both variables', () => {
     const p = problems(() => storage({ NODE_ENV: 'production', S3_ENDPOINT: 'http://minio:9000' }));
     expect(p.map((x) => x.split(':')[0]).sort()).to.deep.equal(['S3_ACCESS_KEY', 'S3_SECRET_KEY']);
-    for (const line of p) expect(line).to.include('required in production when S3_ENDPOINT is set');
+    for (const line of p) {
+      expect(line).to.include('required in production when S3_ENDPOINT is set');
+      expect(line).to.match(/\(unset\)$/);
+    }
   });
 
   it('production with S3_ENDPOINT and one key names the missing one only', () => {

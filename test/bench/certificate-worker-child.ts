@@ -4,9 +4,14 @@
  * `{ ready: true }` over IPC once the consumer runs; on `stop` (or SIGTERM, or the parent
  * going away) stops gracefully and exits.
  */
-import { loadConfig } from '@lectern/config';
-import { closeRuntime, createRuntime } from '@lectern/runtime';
-import { startCertificateWorker } from '@lectern/certificates';
+import { BaseEnv, BusEnv, DbEnv, MetricsEnv, StorageEnv, parseEnv } from '@lectern/config';
+import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
+import {
+  CERTIFICATE_WORKER_ENV,
+  certificateRenderSettings,
+  loadFontLibrary,
+  startCertificateWorker,
+} from '@lectern/certificates';
 
 const raw = process.env.BENCH_WORKER_CONFIG;
 if (!raw || !process.send) {
@@ -20,18 +25,26 @@ const env = Object.fromEntries(
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => [k, String(v)]),
 );
-const cfg = loadConfig(env);
+// What apps/certificate-worker reads (its probe server is not started here).
+const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ...CERTIFICATE_WORKER_ENV], env);
+const fonts = loadFontLibrary(cfg.CERTIFICATE_FONT_DIR);
 const rt = await createRuntime(cfg, { name: 'bench-certificate-worker-child', provision: false });
-const worker = await startCertificateWorker(rt, {
-  concurrency: Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4),
-});
+// The parent's loopback S3 server (S3_ENDPOINT in the config), whose bucket exists already.
+const storage = await openStorage(cfg, { provision: false });
+const worker = await startCertificateWorker(
+  { ...rt, storage },
+  {
+    ...certificateRenderSettings(cfg, fonts),
+    concurrency: Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4),
+  },
+);
 
 let stopping: Promise<void> | undefined;
 const stop = () =>
   (stopping ??= (async () => {
     try {
       await worker.stop();
-      await closeRuntime(rt);
+      await closeRuntime({ ...rt, storage });
     } finally {
       process.exit(0);
     }

@@ -13,7 +13,6 @@ import { fileURLToPath } from 'node:url';
 import { newId } from '@lectern/db';
 import { closeRuntime } from '@lectern/runtime';
 import { runSyncJob } from '@lectern/jobs';
-import type { AppConfig } from '@lectern/config';
 import type { CertificateRenderInput } from '@lectern/contracts';
 import {
   CERTIFICATE_RENDER_KIND,
@@ -23,7 +22,7 @@ import {
   renderCertificate,
   verifyUrl,
 } from '@lectern/certificates';
-import { makeWorkspace, testConfig, testRuntime } from '../support/context.js';
+import { makeWorkspace, testConfig, testRuntime, type TestConfig } from '../support/context.js';
 
 const N = Number(process.env.BENCH_CERT_RENDERS ?? 200);
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -81,7 +80,7 @@ async function drive(count: number, concurrency: number, fn: () => Promise<unkno
   return summary(latencies, performance.now() - t0);
 }
 
-async function spawnWorker(cfg: AppConfig): Promise<{ stop(): Promise<void> }> {
+async function spawnWorker(cfg: TestConfig): Promise<{ stop(): Promise<void> }> {
   const script = fileURLToPath(new URL('./certificate-worker-child.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify({ ...cfg, WORKER_HTTP_PORT: 0 }) },
@@ -110,7 +109,8 @@ export async function run(): Promise<Record<string, unknown>> {
   const rt = await testRuntime('bench-certificates');
   try {
     const ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Bench');
-    const fonts = loadFontLibrary(cfg.CERTIFICATE_FONT_DIR);
+    // The child processes read the default CERTIFICATE_FONT_DIR as well (the test config sets none).
+    const fonts = loadFontLibrary();
     const local = (over: Partial<CertificateRenderInput> = {}) =>
       renderCertificate(input(ws.id, cfg.PUBLIC_URL, over), { fonts, logo: null });
     for (let i = 0; i < 20; i++) await local(); // warm the JIT and the font caches

@@ -5,13 +5,18 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
+import {
+  makeWorkspace,
+  testRuntime,
+  type TestWorkspace,
+  type TestRuntime,
+  type TestConfig,
+} from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { boundQuery, newId } from '@lectern/db';
 import { startRelay, type Relay } from '@lectern/events';
 import { EventPayloads, type EventPayload } from '@lectern/contracts';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
-import type { AppConfig } from '@lectern/config';
+import { closeRuntime } from '@lectern/runtime';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
@@ -139,7 +144,7 @@ function outboxRows(count: number) {
  * and none of the producer's own work (building and validating payloads, done beforehand) is on the clock.
  * `pace` spreads them (events/s).
  */
-async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: number, pace?: number) {
+async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: number, pace?: number) {
   const rows = outboxRows(count);
   const committed = new Map<string, number>();
   const batch = pace ? Math.max(1, Math.round(pace / 50)) : INSERT_BATCH;
@@ -166,7 +171,7 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
 }
 
 /** BENCH_WEBHOOK_TRACE=1: prints, every 250 ms, how far each stage of the pipeline has got (diagnostics). */
-function startTrace(rt: Runtime, wsId: string, sink: Sink) {
+function startTrace(rt: TestRuntime, wsId: string, sink: Sink) {
   const t0 = performance.now();
   let stopped = false;
   const lag = monitorEventLoopDelay({ resolution: 5 });
@@ -256,7 +261,7 @@ async function startProfile() {
 }
 
 async function pipelineRun(
-  rt: Runtime,
+  rt: TestRuntime,
   relay: Relay,
   ws: TestWorkspace,
   sink: Sink,
@@ -338,7 +343,7 @@ interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-async function spawnWorker(cfg: AppConfig): Promise<WorkerProcess> {
+async function spawnWorker(cfg: TestConfig): Promise<WorkerProcess> {
   const script = fileURLToPath(new URL('./webhook-worker-child.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },

@@ -10,7 +10,10 @@ import { finishedRun, pdfText, qrText } from '../support/certificates.js';
 import { boundQuery } from '@lectern/db';
 import { isAppError } from '@lectern/errors';
 import { createCertificateTemplate, updateCertificateTemplate } from '@lectern/authoring';
+import { parseEnv } from '@lectern/config';
 import {
+  CERTIFICATE_WORKER_ENV,
+  certificateRenderSettings,
   issueCertificate,
   normaliseSerial,
   startCertificateWorker,
@@ -54,14 +57,18 @@ describe('certificates: issuing on first download, the records API, 409 on cours
   let ws: TestWorkspace;
   let req: ReturnType<typeof api>;
   const em = () => app.rt.orm.em.fork();
-  const issue = (s: CertificateSubject) => issueCertificate({ rt: app.rt }, s);
+  const issue = (s: CertificateSubject) => issueCertificate(app.rt, s);
   const scale = () => ({ id: ws.id, plan: 'scale' as const });
   const issuedEvents = async (workspaceId: string) =>
     (await outboxOf(em(), workspaceId)).filter((e) => e.type === 'certificate.issued');
 
   before(async () => {
     app = await startTestApp();
-    worker = await startCertificateWorker(app.rt, { concurrency: 2 });
+    // Logos are served from loopback here, so private addresses are allowed (as the test config does for webhooks).
+    const settings = certificateRenderSettings(
+      parseEnv(CERTIFICATE_WORKER_ENV, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }),
+    );
+    worker = await startCertificateWorker(app.rt, { ...settings, concurrency: 2 });
     ws = await makeWorkspace(em(), 'scale', 'Acme Academy');
     req = api(app.base, ws.key);
   });

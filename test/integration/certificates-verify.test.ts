@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { finishedRun } from '../support/certificates.js';
 import { createCertificateTemplate } from '@lectern/authoring';
-import { issueCertificate, startCertificateWorker, type IssueOutcome } from '@lectern/certificates';
+import { parseEnv } from '@lectern/config';
+import {
+  CERTIFICATE_WORKER_ENV,
+  certificateRenderSettings,
+  issueCertificate,
+  startCertificateWorker,
+  type IssueOutcome,
+} from '@lectern/certificates';
 import type { JobWorkerHandle } from '@lectern/jobs';
 
 describe('certificates: the public verification page /verify/:serial', function () {
@@ -15,20 +22,18 @@ describe('certificates: the public verification page /verify/:serial', function 
   before(async () => {
     // A generous limit here; the limit itself has its own app below.
     app = await startTestApp({ VERIFY_LOOKUPS_PER_MINUTE: '1000' });
-    worker = await startCertificateWorker(app.rt, { concurrency: 2 });
+    const settings = certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, {}));
+    worker = await startCertificateWorker(app.rt, { ...settings, concurrency: 2 });
     const em = () => app.rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale', 'Acme Academy');
     const scale = { id: ws.id, plan: 'scale' as const };
-    plain = await issueCertificate(
-      { rt: app.rt },
-      await finishedRun(em(), scale, { name: 'Grace <Hopper>' }),
-    );
+    plain = await issueCertificate(app.rt, await finishedRun(em(), scale, { name: 'Grace <Hopper>' }));
     const tpl = await createCertificateTemplate(em(), ws.id, {
       name: 'Scored',
       tokens: { showScore: true, issuerName: 'Acme Training Board' },
     });
     scored = await issueCertificate(
-      { rt: app.rt },
+      app.rt,
       await finishedRun(em(), scale, { certificateId: tpl.id, title: 'Forklift basics', score: 92 }),
     );
   });

@@ -9,10 +9,11 @@ import {
   testRuntime,
   type TestApp,
   type TestWorkspace,
+  type TestRuntime,
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { bigCsv, courseCount, csvText, importCsv, jobsOf, type ImportBody } from '../support/csv.js';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { closeRuntime } from '@lectern/runtime';
 import { startCsvWorker } from '@lectern/csv-import';
 import type { JobWorkerHandle } from '@lectern/jobs';
 import type { Res } from '../support/http.js';
@@ -39,7 +40,7 @@ function expectCreated(res: Res<ImportBody>) {
 describe('CSV import over HTTP (POST /courses/import/csv → bus → csv worker → DB)', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let workerRt: Runtime;
+  let workerRt: TestRuntime;
   let worker: JobWorkerHandle;
   let ws: TestWorkspace;
 

@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { makeWorkspace, startTestApp, testRuntime, type TestApp } from '../support/context.js';
+import {
+  makeWorkspace,
+  startTestApp,
+  testRuntime,
+  type TestApp,
+  type TestRuntime,
+} from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { startAppBehindNatsProxy } from '../support/spine.js';
 import { runConsumer, type ConsumerSpec } from '@lectern/bus';
-import { closeRuntime, startWorkerHttp, type Runtime, type WorkerHttp } from '@lectern/runtime';
+import { closeRuntime, startWorkerHttp, type WorkerHttp } from '@lectern/runtime';
 
 /** The value of one sample in Prometheus text, e.g. sample(text, 'lectern_rate_limited_total'). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -127,24 +133,33 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
   });
 
   describe('the worker HTTP server', () => {
-    let rt: Runtime;
+    let rt: TestRuntime;
     let srv: WorkerHttp;
     let locked: WorkerHttp;
     before(async () => {
       rt = await testRuntime('metrics-worker');
-      srv = await startWorkerHttp(rt, { port: 0, host: '127.0.0.1' });
-      locked = await startWorkerHttp(
-        { ...rt, cfg: { ...rt.cfg, METRICS_TOKEN: TOKEN } },
-        {
-          port: 0,
-          host: '127.0.0.1',
-        },
-      );
+      // What the webhook worker hands its probe server: no object store, so /readyz checks PostgreSQL and NATS.
+      const deps = { orm: rt.orm, bus: rt.bus, log: rt.log, metrics: rt.metrics };
+      srv = await startWorkerHttp(deps, { port: 0, host: '127.0.0.1' });
+      locked = await startWorkerHttp(deps, { port: 0, host: '127.0.0.1', metricsToken: TOKEN });
     });
     after(async () => {
       await srv?.close();
       await locked?.close();
       if (rt) await closeRuntime(rt, { keepStorage: true });
+    });
+
+    it('a worker that holds the object store (the csv worker) has /readyz check it too', async () => {
+      const withStore = await startWorkerHttp(rt, { port: 0, host: '127.0.0.1' });
+      try {
+        const ready = await call(withStore.url, 'GET', '/readyz');
+        expect(ready.status).to.equal(200);
+        expect(ready.body).to.deep.equal({
+          data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', objectStore: 'ok' } },
+        });
+      } finally {
+        await withStore.close();
+      }
     });
 
     it('answers /healthz and /readyz (PostgreSQL, NATS)', async () => {

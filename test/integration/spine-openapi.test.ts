@@ -114,7 +114,7 @@ describe('spine: the OpenAPI document', () => {
 
   it("the check catches a route registered behind the contract's back", () => {
     const built = buildApp({
-      rt: app.rt,
+      ...app.rt,
       relay: { kick() {}, drainOnce: async () => 0, stop: async () => {} },
     });
     built.api.router.get('/__sneaky/:id', (ctx) => {

@@ -5,6 +5,7 @@ import {
   testRuntime,
   type TestApp,
   type TestWorkspace,
+  type TestRuntime,
 } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { Receiver, type Receipt } from '../support/webhook-receiver.js';
@@ -17,13 +18,13 @@ import {
   type DeliveryDto,
   type EndpointDto,
 } from '../support/webhooks.js';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import { recordEvent } from '@lectern/events';
 import { EVENT_TYPES, EventPayloads, type EventPayload, type EventType } from '@lectern/contracts';
 import { startWebhookWorker, type ResolvedAddress, type WebhookWorkerOptions } from '@lectern/webhooks';
 
-type Worker = { rt: Runtime; stop(): Promise<void> };
+type Worker = { rt: TestRuntime; stop(): Promise<void> };
 
 async function startWorker(
   overrides: Record<string, string> = {},

@@ -1,19 +1,18 @@
 import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
 import { authMiddleware } from './http/auth.js';
-import { buildOpenApi, DOCS_HTML } from './http/openapi.js';
+import { buildOpenApi } from './http/openapi.js';
+import { registerApiRoutes } from './routes/index.js';
+import { healthRoutes } from './routes/health.routes.js';
+import { metricsRoutes } from './routes/metrics.routes.js';
+import { docsRoutes } from './routes/docs.routes.js';
+import type { RouteDeps } from './deps.js';
 import cors from '@koa/cors';
-import { registerApiRoutes, type RouteDeps } from './routes/index.js';
 import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
-import { boundQuery } from '@lectern/db';
-import { AppError } from '@lectern/errors';
-import { bearerMatches } from '@lectern/metrics';
-import { checkReadiness } from '@lectern/runtime';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -31,27 +30,19 @@ export interface BuiltApp {
   openapi: () => ReturnType<typeof buildOpenApi>;
 }
 
-/** Builds the Koa app without listening, so tests can drive a real port or callback(). */
+/**
+ * Builds the Koa app without listening, so tests can drive a real port or callback(). Only assembly here:
+ * request id, metrics and log per request, errors, then the unkeyed routers (probes, metrics, docs) and the
+ * keyed /api/v1 routes behind the key check.
+ */
 export function buildApp(deps: RouteDeps): BuiltApp {
-  const { rt } = deps;
-  const app = new Koa({ proxy: rt.cfg.TRUST_PROXY });
-  const log = rt.log;
-  const metrics = rt.metrics;
+  const { cfg, log, metrics } = deps;
+  const app = new Koa({ proxy: cfg.TRUST_PROXY });
   const pub = new ApiRouter('');
   const api = new ApiRouter(API_PREFIX);
   const player = new ApiRouter(PLAYER_PREFIX);
   const embed = new ApiRouter('/embed');
   const routers = [pub, api, embed, player];
-  metrics?.watchOutbox(
-    async () => {
-      const [row] = await boundQuery<{ n: string }>(
-        rt.orm.em.fork(),
-        'select count(*) as n from outbox_events where published_at is null',
-      );
-      return Number(row?.n ?? 0);
-    },
-    { onError: (err) => log.warn({ err }, 'metrics: outbox count failed') },
-  );
 
   // Metrics label a request with its route template ('/api/v1/identities/:id'), never the raw path, so label
   // values stay bounded: @koa/router's matched route when a route ran, else the route that would have served it
@@ -110,7 +101,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
 
   const openapi = () =>
     buildOpenApi(routers, {
-      serverUrl: rt.cfg.PUBLIC_URL,
+      serverUrl: cfg.PUBLIC_URL,
       version: VERSION,
       tags: [
         {
@@ -122,129 +113,23 @@ export function buildApp(deps: RouteDeps): BuiltApp {
         },
       ],
     });
-  let cachedDoc: ReturnType<typeof buildOpenApi> | undefined;
-
-  pub.route(
-    {
-      method: 'get',
-      path: '/healthz',
-      summary: 'Liveness',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: { description: 'Alive', schema: z.object({ data: z.object({ status: z.literal('ok') }) }) },
-      },
-    },
-    (ctx) => {
-      ctx.body = { data: { status: 'ok' } };
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: '/readyz',
-      summary: 'Readiness: PostgreSQL, NATS and the object store reachable',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: {
-          description: 'Ready',
-          schema: z.object({
-            data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
-          }),
-        },
-        503: {
-          description: 'Not ready',
-          schema: z.object({
-            error: z.string(),
-            message: z.string(),
-            checks: z.record(z.string(), z.string()),
-          }),
-        },
-      },
-    },
-    async (ctx) => {
-      const { ok, checks } = await checkReadiness(rt, ['postgres', 'nats', 'objectStore']);
-      ctx.status = ok ? 200 : 503;
-      ctx.body = ok
-        ? { data: { status: 'ready', checks } }
-        : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: '/metrics',
-      summary: 'Prometheus metrics of this process',
-      description:
-        'Prometheus text exposition format. When METRICS_TOKEN is configured, requires ' +
-        '`Authorization: Bearer <METRICS_TOKEN>`; otherwise open (keep it off the public Ingress).',
-      tags: ['Health'],
-      auth: 'public',
-      responses: {
-        200: { description: 'Metrics (text/plain; version=0.0.4)', schema: null, contentType: 'text/plain' },
-        401: {
-          description: 'METRICS_TOKEN is set and the request does not carry it',
-          schema: z.object({ error: z.literal('unauthorized'), message: z.string() }),
-        },
-      },
-    },
-    async (ctx) => {
-      const token = rt.cfg.METRICS_TOKEN;
-      if (token && !bearerMatches(ctx.get('authorization'), token)) {
-        ctx.set('WWW-Authenticate', 'Bearer');
-        throw new AppError('unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN>');
-      }
-      if (!metrics) throw new AppError('not_found', 'Metrics are not collected in this process');
-      const { contentType, body } = await metrics.render();
-      ctx.set('Cache-Control', 'no-store');
-      ctx.type = contentType;
-      ctx.body = body;
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: `${API_PREFIX}/openapi.json`,
-      summary: 'This OpenAPI 3.1 document',
-      tags: ['Docs'],
-      auth: 'public',
-      responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
-    },
-    (ctx) => {
-      cachedDoc ??= openapi();
-      ctx.body = cachedDoc;
-    },
-  );
-  pub.route(
-    {
-      method: 'get',
-      path: `${API_PREFIX}/docs`,
-      summary: 'Readable API reference',
-      tags: ['Docs'],
-      auth: 'public',
-      responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-    },
-    (ctx) => {
-      ctx.type = 'html';
-      ctx.body = DOCS_HTML;
-    },
-  );
-
+  healthRoutes(pub, deps);
+  metricsRoutes(pub, deps);
+  docsRoutes(pub, { prefix: API_PREFIX, document: openapi });
   verifyRoutes(pub, deps);
 
-  api.router.use(authMiddleware({ orm: rt.orm, rateLimitPerMinute: rt.cfg.RATE_LIMIT_PER_MINUTE }));
-  const playerKeys = lazyPlayerKeys(rt.cfg);
+  api.router.use(authMiddleware({ orm: deps.orm, rateLimitPerMinute: cfg.RATE_LIMIT_PER_MINUTE }));
+  const playerKeys = lazyPlayerKeys(cfg);
   registerApiRoutes(api, deps, { keys: playerKeys });
   playerRoutes(player, embed, {
-    em: () => rt.orm.em.fork(),
+    em: () => deps.orm.em.fork(),
     relay: deps.relay,
     keys: playerKeys,
     limits: {
-      opensPerMinutePerAddress: rt.cfg.PLAYER_OPENS_PER_MINUTE_PER_ADDRESS,
-      requestsPerMinutePerRun: rt.cfg.PLAYER_REQUESTS_PER_MINUTE_PER_RUN,
+      opensPerMinutePerAddress: cfg.PLAYER_OPENS_PER_MINUTE_PER_ADDRESS,
+      requestsPerMinutePerRun: cfg.PLAYER_REQUESTS_PER_MINUTE_PER_RUN,
     },
-    publicUrl: rt.cfg.PUBLIC_URL,
+    publicUrl: cfg.PUBLIC_URL,
   });
 
   for (const r of routers) app.use(r.routes());

@@ -1,4 +1,5 @@
-import type { AppConfig } from '@lectern/config';
+import type { WebhookConfig } from '@lectern/webhooks';
+import type { PlayerConfig } from './player-env.js';
 import { decryptSecret, encryptSecret, parseEncryptionKey, webhookSecretKey } from '@lectern/webhooks';
 import { derivePlayerKeys, runTokens, type RunTokens, type SecretBox } from '@lectern/learner-runs';
 
@@ -15,7 +16,8 @@ export interface PlayerKeys {
  * run tokens are signed with RUN_TOKEN_KEY, or a key derived from that same secret when it is unset.
  */
 export function lazyPlayerKeys(
-  cfg: Pick<AppConfig, 'WEBHOOK_SECRET_KEY' | 'RUN_TOKEN_KEY' | 'RUN_TOKEN_TTL_SECONDS'>,
+  cfg: Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'> &
+    Pick<PlayerConfig, 'RUN_TOKEN_KEY' | 'RUN_TOKEN_TTL_SECONDS'>,
 ): () => PlayerKeys {
   let keys: PlayerKeys | undefined;
   return () => {

@@ -17,6 +17,7 @@ export {
   type CertificateSubject,
   type IssuedCertificateRow,
   type IssueDeps,
+  type CertificatePdfDeps,
   type IssueOutcome,
 } from './issue.js';
 export {
@@ -30,14 +31,21 @@ export {
 } from './records.js';
 export {
   startCertificateWorker,
+  certificateRenderJob,
   certificateRenderHandler,
+  certificateRenderSettings,
   CERTIFICATE_RENDER_KIND,
   CERTIFICATE_WORKER_APP,
+  CERTIFICATE_WORKER_ENV,
+  type CertificateWorkerConfig,
+  type CertificateRenderSettings,
+  type CertificateRenderDeps,
   type CertificateWorkerOptions,
 } from './worker.js';
 export { fetchLogo, imageKind, type LogoFetch, type LogoFetchOptions } from './render/logo.js';
 export {
   loadFontLibrary,
+  lazyFontLibrary,
   cjkRegionOf,
   DEFAULT_FONT_DIR,
   FONT_FILES,

@@ -1,10 +1,12 @@
 import { AppError, notFound } from '@lectern/errors';
-import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { newId, boundQuery, type EntityManager, type MikroORM } from '@lectern/db';
 import { iso, type CertificateTokens } from '@lectern/contracts';
 import { eventIdentity } from '@lectern/identities';
 import { recordEvent } from '@lectern/events';
 import { runSyncJob } from '@lectern/jobs';
-import type { Runtime } from '@lectern/runtime';
+import type { Bus } from '@lectern/bus';
+import type { Logger } from '@lectern/log';
+import type { Storage } from '@lectern/storage';
 import { certificateRefusal } from './rules.js';
 import { generateSerial } from './serial.js';
 import { pdfKeyOf, verifyUrl } from './paths.js';
@@ -59,8 +61,24 @@ export interface IssuedCertificateRow {
   issued_at: Date;
 }
 
-export interface IssueDeps {
-  rt: Runtime;
+/**
+ * What reading (and, when it is missing, rendering) a certificate's PDF uses: PostgreSQL, NATS and the object
+ * store for the `certificate.render` job, and the two settings that shape it.
+ */
+export interface CertificatePdfDeps {
+  orm: MikroORM;
+  bus: Bus;
+  storage: Pick<Storage, 'get' | 'put'>;
+  log: Logger;
+  cfg: {
+    /** Base of the verification URL printed (as a QR code) on the page. */
+    PUBLIC_URL: string;
+    /** How long a download waits for the render worker before its 504. */
+    CERTIFICATE_RENDER_TIMEOUT_MS: number;
+  };
+}
+
+export interface IssueDeps extends CertificatePdfDeps {
   /** Called after a commit that wrote a certificate.issued event (the API kicks its outbox relay). */
   onEvent?: () => void;
 }
@@ -122,8 +140,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
       { details: { reason: 'no_name' } },
     );
   }
-  const { rt } = deps;
-  const em = rt.orm.em.fork();
+  const em = deps.orm.em.fork();
   let row = await byCompletion(em, subject.workspaceId, subject.completionId);
   let issued = false;
   if (!row) {
@@ -206,7 +223,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
                   },
             ),
             serial,
-            verifyUrl: verifyUrl(rt.cfg.PUBLIC_URL, serial),
+            verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, serial),
             score: reportedScore(subject.score),
             issuedAt: iso(inserted.issued_at)!,
           });
@@ -223,7 +240,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
     issued = outcome.issued;
     if (issued) deps.onEvent?.();
   }
-  return { certificate: row, pdf: await certificatePdf(rt, row), issued };
+  return { certificate: row, pdf: await certificatePdf(deps, row), issued };
 }
 
 /** SPEC: the Issued certificate's `score` is a number; a course without graded blocks reports 100 (docs/certificates.md). */
@@ -232,15 +249,15 @@ export function reportedScore(score: number | null): number {
 }
 
 /** The stored PDF of a certificate; rendered (once more) when it is not in the store. */
-export async function certificatePdf(rt: Runtime, row: IssuedCertificateRow): Promise<Buffer> {
+export async function certificatePdf(deps: CertificatePdfDeps, row: IssuedCertificateRow): Promise<Buffer> {
   if (row.pdf_key) {
     try {
-      return await rt.storage.get(row.pdf_key);
+      return await deps.storage.get(row.pdf_key);
     } catch (err) {
-      rt.log.warn({ err, serial: row.serial }, 'stored certificate PDF unreadable; rendering it again');
+      deps.log.warn({ err, serial: row.serial }, 'stored certificate PDF unreadable; rendering it again');
     }
   }
-  const { result } = await runSyncJob(rt, {
+  const { result } = await runSyncJob(deps, {
     workspaceId: row.workspace_id,
     kind: CERTIFICATE_RENDER_KIND,
     input: {
@@ -252,18 +269,18 @@ export async function certificatePdf(rt: Runtime, row: IssuedCertificateRow): Pr
       locale: row.locale,
       direction: row.direction,
       issuedAt: iso(row.issued_at)!,
-      verifyUrl: verifyUrl(rt.cfg.PUBLIC_URL, row.serial),
+      verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, row.serial),
       tokens: row.design,
       pdfKey: pdfKeyOf(row.workspace_id, row.serial),
     },
-    timeoutMs: rt.cfg.CERTIFICATE_RENDER_TIMEOUT_MS,
+    timeoutMs: deps.cfg.CERTIFICATE_RENDER_TIMEOUT_MS,
     what: 'certificate render',
   });
   // Racing first downloads each render the same page to the same key; a read that meets
   // another render's overwrite (the loopback S3 server writes in place) is read again.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await rt.storage.get(result.pdfKey);
+      return await deps.storage.get(result.pdfKey);
     } catch (err) {
       if (attempt >= 3)
         throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {

@@ -1,3 +1,4 @@
+export * from './env.js';
 export * from './secrets.js';
 export * from './signature.js';
 export * from './ssrf.js';

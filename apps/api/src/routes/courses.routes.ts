@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
+import type { RouteDeps } from '../deps.js';
 import { Course, CreateCourse, UpdateCourse } from '@lectern/contracts';
 import {
   createCourse,
@@ -16,9 +15,9 @@ import { errorResponses } from './shared.js';
 /** Courses carry whole screen documents; a large paid-plan course outgrows the 1 MiB default. */
 const COURSE_BODY_LIMIT = 8 * 1024 * 1024;
 
-export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }) {
+export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg' | 'relay'>) {
   const tags = ['Courses'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const one = z.object({ data: Course });
 
   api.route(
@@ -99,7 +98,7 @@ export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }
         ctx.params.id,
         ctx.state.body,
         {
-          publicUrl: deps.rt.cfg.PUBLIC_URL,
+          publicUrl: deps.cfg.PUBLIC_URL,
         },
       );
       if (event) deps.relay.kick();

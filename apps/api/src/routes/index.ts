@@ -1,6 +1,5 @@
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
+import type { RouteDeps } from '../deps.js';
 import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -15,14 +14,9 @@ import { embedKeyRoutes } from './embed-keys.routes.js';
 import type { PlayerKeys } from '../player-keys.js';
 import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 
-export interface RouteDeps {
-  rt: Runtime;
-  relay: Relay;
-}
-
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   meRoutes(api);
   identityRoutes(api, deps);
   webhookRoutes(api, deps);

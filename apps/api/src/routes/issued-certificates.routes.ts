@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import {
   ErrorBody,
   IssuedCertificate,
@@ -18,9 +18,12 @@ import {
 import { errorResponses } from './shared.js';
 
 /** SPEC.md "Issued certificates (read-only)": every plan; there is no endpoint to create one. */
-export function issuedCertificateRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function issuedCertificateRoutes(
+  api: ApiRouter,
+  deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'log' | 'cfg'>,
+) {
   const tags = ['Issued certificates'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
 
   api.route(
     {
@@ -90,7 +93,7 @@ export function issuedCertificateRoutes(api: ApiRouter, deps: { rt: Runtime }) {
     },
     async (ctx) => {
       const row = await getIssuedCertificate(em(), ctx.state.auth.workspace.id, ctx.params.serial);
-      const pdf = await certificatePdf(deps.rt, row);
+      const pdf = await certificatePdf(deps, row);
       ctx.type = 'application/pdf';
       ctx.set('Content-Disposition', `attachment; filename="certificate-${row.serial}.pdf"`);
       ctx.body = pdf;

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import { CertificateVerification, ErrorBody } from '@lectern/contracts';
 import { findBySerial, verificationOf, verifyLookupWait } from '@lectern/certificates';
 import { z } from 'zod';
@@ -42,7 +42,7 @@ function wantsJson(ctx: Context): boolean {
  * client address may look up VERIFY_LOOKUPS_PER_MINUTE serials a minute (429 with
  * Retry-After past it), so serials cannot be enumerated cheaply.
  */
-export function verifyRoutes(pub: ApiRouter, deps: { rt: Runtime }) {
+export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg' | 'log'>) {
   pub.route(
     {
       method: 'get',
@@ -69,8 +69,8 @@ export function verifyRoutes(pub: ApiRouter, deps: { rt: Runtime }) {
       const json = wantsJson(ctx);
       ctx.set('Cache-Control', 'no-store');
       ctx.vary('Accept');
-      const em = deps.rt.orm.em.fork();
-      const wait = await verifyLookupWait(em, ctx.ip, deps.rt.cfg.VERIFY_LOOKUPS_PER_MINUTE);
+      const em = deps.orm.em.fork();
+      const wait = await verifyLookupWait(em, ctx.ip, deps.cfg.VERIFY_LOOKUPS_PER_MINUTE);
       if (wait > 0) {
         ctx.status = 429;
         ctx.set('Retry-After', String(wait));

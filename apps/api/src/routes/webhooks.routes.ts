@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import {
   CreateWebhook,
   DeliveryListQuery,
@@ -34,14 +34,13 @@ import {
 } from '@lectern/webhooks';
 import { errorResponses } from './shared.js';
 
-export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'cfg'>) {
   const tags = ['Webhooks'];
-  const { rt } = deps;
-  const em = () => rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   let key: Buffer | undefined;
   const policy: EndpointPolicy = {
-    key: () => (key ??= webhookSecretKey(rt.cfg)),
-    allowPrivate: rt.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    key: () => (key ??= webhookSecretKey(deps.cfg)),
+    allowPrivate: deps.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
   };
   const conflict = { 409: { description: 'conflict: the endpoint is inactive', schema: ErrorBody } };
 
@@ -223,7 +222,7 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
         ctx.params.id,
         ctx.params.deliveryId,
       );
-      kickDispatchers(rt.bus);
+      kickDispatchers(deps.bus);
       ctx.status = 202;
       ctx.body = { data: webhookDeliveryDto(row) };
     },
@@ -248,9 +247,9 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
     async (ctx) => {
       const row = await sendTestEvent(em(), ctx.state.auth.workspace.id, ctx.params.id, {
         eventType: ctx.state.body.eventType,
-        publicUrl: rt.cfg.PUBLIC_URL,
+        publicUrl: deps.cfg.PUBLIC_URL,
       });
-      kickDispatchers(rt.bus);
+      kickDispatchers(deps.bus);
       ctx.status = 202;
       ctx.body = { data: webhookDeliveryDto(row) };
     },

@@ -73,25 +73,43 @@ function isFont(value: unknown): value is Font {
   return typeof (value as Font | null)?.layout === 'function';
 }
 
-/**
- * Loads the faces from `dir`. Throws one error naming every missing file and the Debian
- * packages that provide them, so a worker without fonts fails at start, not per render.
- */
-export function loadFontLibrary(dir: string = DEFAULT_FONT_DIR): FontLibrary {
-  const missing: string[] = [];
-  const buffers = new Map<string, Buffer>();
-  for (const faces of Object.values(FONT_FILES)) {
-    for (const rel of Object.values(faces)) {
-      const file = `${dir}/${rel}`;
-      if (existsSync(file)) buffers.set(rel, readFileSync(file));
-      else missing.push(file);
-    }
-  }
+/** Throws one error naming every face missing from `dir` and the Debian packages that provide them. */
+function checkFontFiles(dir: string): void {
+  const missing = Object.values(FONT_FILES)
+    .flatMap((faces) => Object.values(faces))
+    .map((rel) => `${dir}/${rel}`)
+    .filter((file) => !existsSync(file));
   if (missing.length) {
     throw new Error(
       `certificate fonts missing: ${missing.join(', ')}. Install the Debian packages fonts-noto-core and ` +
         'fonts-noto-cjk (apt-get install fonts-noto-core fonts-noto-cjk), or set CERTIFICATE_FONT_DIR to a folder with the same layout',
     );
+  }
+}
+
+/**
+ * The faces of `dir`, read on the first render rather than now: the job registry is built by every process that
+ * runs workers (and by tests), and reading ~40 MB of CJK collections there would slow each start. The files are
+ * checked now, so a machine without them still fails at start, with the fix in the message.
+ */
+export function lazyFontLibrary(dir: string = DEFAULT_FONT_DIR): FontLibrary {
+  checkFontFiles(dir);
+  let loaded: FontLibrary | undefined;
+  return {
+    chain: (locale, weight) => (loaded ??= loadFontLibrary(dir)).chain(locale, weight),
+    all: () => loaded?.all() ?? [],
+  };
+}
+
+/**
+ * Loads the faces from `dir`. Throws one error naming every missing file and the Debian
+ * packages that provide them, so a worker without fonts fails at start, not per render.
+ */
+export function loadFontLibrary(dir: string = DEFAULT_FONT_DIR): FontLibrary {
+  checkFontFiles(dir);
+  const buffers = new Map<string, Buffer>();
+  for (const faces of Object.values(FONT_FILES)) {
+    for (const rel of Object.values(faces)) buffers.set(rel, readFileSync(`${dir}/${rel}`));
   }
   const fonts = new Map<string, ChainFont>();
   const face = (script: Script, weight: FontWeight, region?: CjkRegion): ChainFont => {

@@ -24,11 +24,9 @@ export const ErrorBody = z
       .string()
       .optional()
       .meta({ description: 'On 504 from a synchronous command: the job that is still running' }),
-    issuedCertificates: z
-      .number()
-      .int()
-      .optional()
-      .meta({ description: 'On 409 from DELETE /courses/:id: how many certificates were issued for the course' }),
+    issuedCertificates: z.number().int().optional().meta({
+      description: 'On 409 from DELETE /courses/:id: how many certificates were issued for the course',
+    }),
   })
   .meta({ id: 'Error' });
 

@@ -1,6 +1,12 @@
-import { DecimalType, EntitySchema } from '@mikro-orm/core';
+import { EntitySchema } from '@mikro-orm/core';
+import { numeric, oneOf, references, text, timestamptz } from './columns.js';
 
-/** One issued certificate (migration 20261123000400). Written once; only `pdfKey` is filled in later. */
+const CERTIFICATE_DIRECTIONS = ['ltr', 'rtl'] as const;
+
+/**
+ * One issued certificate (migration Migration20261123000500_issued_certificates). Written once; only `pdfKey` is
+ * filled in later.
+ */
 export interface IssuedCertificate {
   id: string;
   workspaceId: string;
@@ -19,7 +25,7 @@ export interface IssuedCertificate {
   /** Percentage 0–100; null when the course had no graded blocks. */
   score: number | null;
   locale: string;
-  direction: 'ltr' | 'rtl';
+  direction: (typeof CERTIFICATE_DIRECTIONS)[number];
   /** The template the design came from; null for the built-in default design. */
   templateId: string | null;
   /** The template tokens at issue (`CertificateTokens`). */
@@ -32,23 +38,37 @@ export interface IssuedCertificate {
 export const IssuedCertificateSchema = new EntitySchema<IssuedCertificate>({
   name: 'IssuedCertificate',
   tableName: 'issued_certificates',
+  checks: [{ name: 'issued_certificates_score_check', expression: 'score >= 0 and score <= 100' }],
+  indexes: [
+    {
+      name: 'issued_certificates_ws_issued_idx',
+      expression:
+        'create index issued_certificates_ws_issued_idx on issued_certificates (workspace_id, issued_at desc, id desc)',
+    },
+    { name: 'issued_certificates_course_idx', properties: ['courseId'] },
+    { name: 'issued_certificates_identity_idx', properties: ['workspaceId', 'identityId'] },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    serial: { type: 'string', unique: true },
-    completionId: { type: 'string', fieldName: 'completion_id', unique: true },
-    courseId: { type: 'string', fieldName: 'course_id' },
-    identityId: { type: 'string', fieldName: 'identity_id' },
-    identityExternalId: { type: 'string', fieldName: 'identity_external_id' },
-    learnerName: { type: 'string', fieldName: 'learner_name' },
-    courseTitle: { type: 'string', fieldName: 'course_title' },
-    issuerName: { type: 'string', fieldName: 'issuer_name' },
-    score: { type: new DecimalType('number'), nullable: true, columnType: 'numeric' },
-    locale: { type: 'string' },
-    direction: { type: 'string' },
-    templateId: { type: 'string', nullable: true, fieldName: 'template_id' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    serial: { ...text, unique: true },
+    // No foreign key (yet) in the migration, so none here: a plain unique text column.
+    completionId: { ...text, fieldName: 'completion_id', unique: true },
+    // A course with issued certificates cannot be deleted (ON DELETE RESTRICT).
+    courseId: { ...references('Course', 'course_id', 'restrict') },
+    // No foreign key on purpose: a certificate stays verifiable after the identity is deleted.
+    identityId: { ...text, fieldName: 'identity_id' },
+    identityExternalId: { ...text, fieldName: 'identity_external_id' },
+    learnerName: { ...text, fieldName: 'learner_name' },
+    courseTitle: { ...text, fieldName: 'course_title' },
+    issuerName: { ...text, fieldName: 'issuer_name' },
+    score: { ...numeric(), nullable: true },
+    locale: { ...text },
+    direction: { ...oneOf(CERTIFICATE_DIRECTIONS) },
+    // No foreign key in the migration: the design itself is copied at issue, the id only records its origin.
+    templateId: { ...text, nullable: true, fieldName: 'template_id' },
     design: { type: 'json' },
-    pdfKey: { type: 'string', nullable: true, fieldName: 'pdf_key' },
-    issuedAt: { type: 'Date', fieldName: 'issued_at', columnType: 'timestamptz' },
+    pdfKey: { ...text, nullable: true, fieldName: 'pdf_key' },
+    issuedAt: { ...timestamptz, fieldName: 'issued_at', defaultRaw: 'now()' },
   },
 });

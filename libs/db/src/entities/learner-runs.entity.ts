@@ -1,8 +1,10 @@
-import { DecimalType, EntitySchema } from '@mikro-orm/core';
+import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, numeric, oneOf, references, text, timestamptz } from './columns.js';
 
 /**
  * Learner runs (migration Migration20261123000400_learner_runs), column for column. libs/learner-runs owns the
  * rows and writes the hot paths in SQL; these schemas serve reads and keep the ORM's picture of the tables true.
+ * `player_rate`, the player's unlogged rate counter, has no entity (see `skipTables` in ../index.ts).
  */
 
 export interface EmbedKey {
@@ -18,18 +20,27 @@ export interface EmbedKey {
 export const EmbedKeySchema = new EntitySchema<EmbedKey>({
   name: 'EmbedKey',
   tableName: 'embed_keys',
+  indexes: [
+    {
+      name: 'embed_keys_ws_created_idx',
+      expression:
+        'create index embed_keys_ws_created_idx on embed_keys (workspace_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    secretEncrypted: { type: 'string', fieldName: 'secret_encrypted', lazy: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    revokedAt: { type: 'Date', nullable: true, fieldName: 'revoked_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    name: { ...text },
+    secretEncrypted: { ...text, fieldName: 'secret_encrypted', lazy: true },
+    createdAt: { ...createdAt },
+    revokedAt: { ...timestamptz, nullable: true, fieldName: 'revoked_at' },
   },
 });
 
-export type CompletionStatus = 'in_progress' | 'completed';
-export type RunSource = 'embed' | 'scorm';
+export const COMPLETION_STATUSES = ['in_progress', 'completed'] as const;
+export const RUN_SOURCES = ['embed', 'scorm'] as const;
+export type CompletionStatus = (typeof COMPLETION_STATUSES)[number];
+export type RunSource = (typeof RUN_SOURCES)[number];
 
 export interface Completion {
   id: string;
@@ -65,49 +76,57 @@ export interface Completion {
   rateWindowCount: number;
 }
 
-const numeric = (nullable: boolean, fieldName: string) => ({
-  type: new DecimalType('number'),
-  nullable,
-  fieldName,
-  columnType: 'numeric',
-});
-const timestamptz = (fieldName: string, nullable = false) => ({
-  type: 'Date',
-  fieldName,
-  columnType: 'timestamptz',
-  nullable,
-});
-
 export const CompletionSchema = new EntitySchema<Completion>({
   name: 'Completion',
   tableName: 'completions',
+  // A signed identity or an anonymous player id, never both (the migration's unnamed table check).
+  checks: [{ name: 'completions_check', expression: '(identity_id is null) <> (anonymous_id is null)' }],
+  uniques: [{ properties: ['courseId', 'identityId'] }, { properties: ['courseId', 'anonymousId'] }],
+  indexes: [
+    {
+      name: 'completions_ws_started_idx',
+      expression:
+        'create index completions_ws_started_idx on completions (workspace_id, started_at desc, id desc)',
+    },
+    {
+      name: 'completions_ws_completed_idx',
+      expression:
+        'create index completions_ws_completed_idx on completions (workspace_id, completed_at desc, id desc) where completed_at is not null',
+    },
+    {
+      name: 'completions_identity_idx',
+      expression:
+        'create index completions_identity_idx on completions (identity_id) where identity_id is not null',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    courseId: { type: 'string', fieldName: 'course_id' },
-    identityId: { type: 'string', nullable: true, fieldName: 'identity_id' },
-    anonymousId: { type: 'string', nullable: true, fieldName: 'anonymous_id' },
-    source: { type: 'string' },
-    status: { type: 'string' },
-    score: numeric(true, 'score'),
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    courseId: { ...references('Course', 'course_id', 'cascade') },
+    // Nullable, yet deleting the identity deletes its runs (ON DELETE CASCADE).
+    identityId: { ...references('Identity', 'identity_id', 'cascade'), nullable: true },
+    anonymousId: { ...text, nullable: true, fieldName: 'anonymous_id' },
+    source: { ...oneOf(RUN_SOURCES) },
+    status: { ...oneOf(COMPLETION_STATUSES), default: 'in_progress' },
+    score: { ...numeric(), nullable: true },
     passedAtCompletion: { type: 'boolean', nullable: true, fieldName: 'passed_at_completion' },
-    passingScoreAtCompletion: numeric(true, 'passing_score_at_completion'),
+    passingScoreAtCompletion: { ...numeric(), nullable: true, fieldName: 'passing_score_at_completion' },
     attempt: { type: 'integer', nullable: true },
-    pass: { type: 'integer' },
-    passStartedAt: timestamptz('pass_started_at'),
-    passTimeSeconds: { type: 'integer', fieldName: 'pass_time_seconds' },
-    contentHash: { type: 'string', fieldName: 'content_hash' },
-    timeSpentSeconds: { type: 'integer', fieldName: 'time_spent_seconds' },
-    lastScreenId: { type: 'string', nullable: true, fieldName: 'last_screen_id' },
-    progressPercent: numeric(false, 'progress_percent'),
-    locale: { type: 'string' },
-    answers: { type: 'json' },
-    startedAt: timestamptz('started_at'),
-    lastSeenAt: timestamptz('last_seen_at'),
-    completedAt: timestamptz('completed_at', true),
-    lastEventAt: timestamptz('last_event_at'),
-    rateWindowStart: timestamptz('rate_window_start'),
-    rateWindowCount: { type: 'integer', fieldName: 'rate_window_count' },
+    pass: { type: 'integer', default: 1 },
+    passStartedAt: { ...timestamptz, fieldName: 'pass_started_at' },
+    passTimeSeconds: { type: 'integer', fieldName: 'pass_time_seconds', default: 0 },
+    contentHash: { ...text, fieldName: 'content_hash' },
+    timeSpentSeconds: { type: 'integer', fieldName: 'time_spent_seconds', default: 0 },
+    lastScreenId: { ...text, nullable: true, fieldName: 'last_screen_id' },
+    progressPercent: { ...numeric(), fieldName: 'progress_percent', default: 0 },
+    locale: { ...text },
+    answers: { ...jsonb('{}') },
+    startedAt: { ...timestamptz, fieldName: 'started_at' },
+    lastSeenAt: { ...timestamptz, fieldName: 'last_seen_at' },
+    completedAt: { ...timestamptz, nullable: true, fieldName: 'completed_at' },
+    lastEventAt: { ...timestamptz, fieldName: 'last_event_at' },
+    rateWindowStart: { ...timestamptz, fieldName: 'rate_window_start' },
+    rateWindowCount: { type: 'integer', fieldName: 'rate_window_count', default: 0 },
   },
 });
 
@@ -134,23 +153,25 @@ export interface Attempt {
 export const AttemptSchema = new EntitySchema<Attempt>({
   name: 'Attempt',
   tableName: 'attempts',
+  // One finish can never be recorded twice.
+  uniques: [{ properties: ['completionId', 'attempt'] }],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    completionId: { type: 'string', fieldName: 'completion_id' },
-    courseId: { type: 'string', fieldName: 'course_id' },
-    identityId: { type: 'string', nullable: true, fieldName: 'identity_id' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    completionId: { ...references('Completion', 'completion_id', 'cascade') },
+    courseId: { ...references('Course', 'course_id', 'cascade') },
+    identityId: { ...references('Identity', 'identity_id', 'cascade'), nullable: true },
     attempt: { type: 'integer' },
-    score: numeric(true, 'score'),
+    score: { ...numeric(), nullable: true },
     passed: { type: 'boolean', nullable: true },
-    passingScore: numeric(true, 'passing_score'),
-    contentHash: { type: 'string', fieldName: 'content_hash' },
-    source: { type: 'string' },
-    locale: { type: 'string' },
+    passingScore: { ...numeric(), nullable: true, fieldName: 'passing_score' },
+    contentHash: { ...text, fieldName: 'content_hash' },
+    source: { ...oneOf(RUN_SOURCES) },
+    locale: { ...text },
     timeSpentSeconds: { type: 'integer', fieldName: 'time_spent_seconds' },
-    startedAt: timestamptz('started_at'),
-    completedAt: timestamptz('completed_at'),
-    answers: { type: 'json' },
+    startedAt: { ...timestamptz, fieldName: 'started_at' },
+    completedAt: { ...timestamptz, fieldName: 'completed_at' },
+    answers: { ...jsonb('{}') },
   },
 });
 
@@ -166,9 +187,9 @@ export const CompletionBatchSchema = new EntitySchema<CompletionBatch>({
   name: 'CompletionBatch',
   tableName: 'completion_batches',
   properties: {
-    completionId: { type: 'string', primary: true, fieldName: 'completion_id' },
-    batchId: { type: 'string', primary: true, fieldName: 'batch_id' },
+    completionId: { ...references('Completion', 'completion_id', 'cascade'), primary: true },
+    batchId: { ...text, primary: true, fieldName: 'batch_id' },
     response: { type: 'json', nullable: true },
-    createdAt: timestamptz('created_at'),
+    createdAt: { ...createdAt },
   },
 });

@@ -6,8 +6,11 @@ export interface IssuedCertificate {
   workspaceId: string;
   /** `LC-XXXX-XXXX-XXXX`, unique across every workspace. */
   serial: string;
-  /** One certificate per completion (per course and learner). */
-  completionId: string;
+  /**
+   * The run it was issued for; one certificate per run. Null once that run is deleted (with its learner): the
+   * certificate stays verifiable (migration 20261124000600).
+   */
+  completionId: string | null;
   courseId: string;
   identityId: string;
   identityExternalId: string;
@@ -36,7 +39,12 @@ export const IssuedCertificateSchema = new EntitySchema<IssuedCertificate>({
     id: { type: 'string', primary: true },
     workspaceId: { type: 'string', fieldName: 'workspace_id' },
     serial: { type: 'string', unique: true },
-    completionId: { type: 'string', fieldName: 'completion_id', unique: true },
+    completionId: {
+      type: 'string',
+      fieldName: 'completion_id',
+      unique: true,
+      nullable: true,
+    },
     courseId: { type: 'string', fieldName: 'course_id' },
     identityId: { type: 'string', fieldName: 'identity_id' },
     identityExternalId: { type: 'string', fieldName: 'identity_external_id' },

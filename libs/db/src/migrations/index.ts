@@ -5,6 +5,7 @@ import { Migration20261121000200_authoring } from './Migration20261121000200_aut
 import { Migration20261121000300_rate_counter } from './Migration20261121000300_rate_counter.js';
 import { Migration20261123000400_learner_runs } from './Migration20261123000400_learner_runs.js';
 import { Migration20261123000500_issued_certificates } from './Migration20261123000500_issued_certificates.js';
+import { Migration20261124000600_certificate_completion_fk } from './Migration20261124000600_certificate_completion_fk.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -20,5 +21,9 @@ export const migrationsList: MigrationObject[] = [
   {
     name: 'Migration20261123000500_issued_certificates',
     class: Migration20261123000500_issued_certificates,
+  },
+  {
+    name: 'Migration20261124000600_certificate_completion_fk',
+    class: Migration20261124000600_certificate_completion_fk,
   },
 ];

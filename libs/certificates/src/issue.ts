@@ -245,7 +245,12 @@ export function reportedScore(score: number | null): number {
 export async function certificatePdf(rt: Runtime, row: IssuedCertificateRow): Promise<Buffer> {
   if (row.pdf_key) {
     try {
-      return await rt.storage.get(row.pdf_key);
+      const stored = await rt.storage.get(row.pdf_key);
+      if (isWholePdf(stored)) return stored;
+      rt.log.warn(
+        { serial: row.serial, bytes: stored.length },
+        'stored certificate PDF incomplete; rendering it again',
+      );
     } catch (err) {
       rt.log.warn({ err, serial: row.serial }, 'stored certificate PDF unreadable; rendering it again');
     }
@@ -270,17 +275,35 @@ export async function certificatePdf(rt: Runtime, row: IssuedCertificateRow): Pr
     what: 'certificate render',
   });
   // Racing first downloads each render the same page to the same key; a read that meets
-  // another render's overwrite (the loopback S3 server writes in place) is read again.
+  // another render's overwrite (the loopback S3 server writes in place) fails or returns a
+  // partial file (measured: an empty body with a 200), so both are read again. Never answer
+  // a learner with a broken PDF.
   for (let attempt = 1; ; attempt++) {
+    let cause: unknown = null;
     try {
-      return await rt.storage.get(result.pdfKey);
+      const pdf = await rt.storage.get(result.pdfKey);
+      if (isWholePdf(pdf)) return pdf;
+      cause = new Error(`incomplete PDF read (${pdf.length} bytes)`);
     } catch (err) {
-      if (attempt >= 3)
-        throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
-          cause: err,
-          retryAfter: 2,
-        });
-      await new Promise((r) => setTimeout(r, 100 * attempt));
+      cause = err;
     }
+    if (attempt >= READ_TRIES)
+      throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
+        cause,
+        retryAfter: 2,
+      });
+    await new Promise((r) => setTimeout(r, 100 * attempt));
   }
+}
+
+/** Six reads over about two seconds: longer than racing renders of one page take on a loaded machine. */
+const READ_TRIES = 6;
+
+/** A complete PDF file: the header, and the end-of-file marker in its last bytes (PDF 1.7 §7.5.5). */
+export function isWholePdf(pdf: Buffer): boolean {
+  return (
+    pdf.length > 16 &&
+    pdf.subarray(0, 5).toString('latin1') === '%PDF-' &&
+    pdf.subarray(-32).toString('latin1').includes('%%EOF')
+  );
 }

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { newId, type EntityManager } from '@lectern/db';
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { createCourse } from '@lectern/authoring';
 import { upsertIdentities } from '@lectern/identities';
 import type { CertificateSubject } from '@lectern/certificates';
@@ -69,9 +69,19 @@ export async function finishedRun(
       email: `${externalId}@example.test`,
     },
   ]);
+  // A real run row: issued_certificates.completion_id references completions(id).
+  const completionId = newId('cmp');
+  await boundQuery(
+    em.fork(),
+    `insert into completions (id, workspace_id, course_id, identity_id, source, status, score, passed_at_completion,
+       attempt, pass_started_at, content_hash, locale, started_at, last_seen_at, completed_at, last_event_at,
+       rate_window_start)
+     values (?, ?, ?, ?, 'embed', 'completed', ?, true, 1, now(), 'test', 'en', now(), now(), now(), now(), now())`,
+    [completionId, ws.id, course.id, identity.id, over.score === undefined ? 87.5 : over.score],
+  );
   return {
     workspaceId: ws.id,
-    completionId: newId('cmp'),
+    completionId,
     courseId: course.id,
     identityId: identity.id,
     identityExternalId: identity.externalId,

@@ -91,9 +91,9 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   // cookies, only a bearer run token, so a wildcard origin exposes nothing. Errors carry the headers too.
   const playerCors = cors({
     origin: '*',
-    allowMethods: ['POST', 'OPTIONS'],
+    allowMethods: ['GET', 'POST', 'OPTIONS'],
     allowHeaders: ['Authorization', 'Content-Type'],
-    exposeHeaders: ['Retry-After', 'X-Request-Id'],
+    exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition'],
     maxAge: 600,
   });
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
@@ -130,6 +130,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       requestsPerMinutePerRun: cfg.PLAYER_REQUESTS_PER_MINUTE_PER_RUN,
     },
     publicUrl: cfg.PUBLIC_URL,
+    certificates: { ...deps, onEvent: () => deps.relay.kick() },
   });
 
   for (const r of routers) app.use(r.routes());

@@ -14,6 +14,7 @@ export {
   issueCertificate,
   certificatePdf,
   reportedScore,
+  isWholePdf,
   type CertificateSubject,
   type IssuedCertificateRow,
   type IssueDeps,

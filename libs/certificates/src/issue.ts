@@ -45,7 +45,8 @@ export interface IssuedCertificateRow {
   id: string;
   workspace_id: string;
   serial: string;
-  completion_id: string;
+  /** null once the run was deleted (with its learner); the certificate stays. */
+  completion_id: string | null;
   course_id: string;
   identity_id: string;
   identity_external_id: string;
@@ -89,6 +90,9 @@ export interface IssueOutcome {
   /** True for the download that issued the certificate (and emitted certificate.issued). */
   issued: boolean;
 }
+
+/** PostgreSQL's SQLSTATE for a foreign key violation (MikroORM keeps the driver's code on its exception). */
+const FOREIGN_KEY_VIOLATION = '23503';
 
 /** A serial collision is ~1 in 10^17 per issue; five tries make a failure a matter of cosmic rays. */
 const SERIAL_TRIES = 5;
@@ -144,98 +148,105 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
   let row = await byCompletion(em, subject.workspaceId, subject.completionId);
   let issued = false;
   if (!row) {
-    const outcome = await em.transactional(async (tx) => {
-      // FOR SHARE: a DELETE /courses/:id running now waits for this certificate, then sees it (409).
-      const [course] = await boundQuery<{
-        certificate_id: string | null;
-        direction: 'ltr' | 'rtl';
-        ws_name: string;
-      }>(
-        tx,
-        `select c.certificate_id, c.direction, w.name as ws_name
+    const outcome = await em
+      .transactional(async (tx) => {
+        // FOR SHARE: a DELETE /courses/:id running now waits for this certificate, then sees it (409).
+        const [course] = await boundQuery<{
+          certificate_id: string | null;
+          direction: 'ltr' | 'rtl';
+          ws_name: string;
+        }>(
+          tx,
+          `select c.certificate_id, c.direction, w.name as ws_name
            from courses c join workspaces w on w.id = c.workspace_id
           where c.id = ? and c.workspace_id = ? for share of c`,
-        [subject.courseId, subject.workspaceId],
-      );
-      if (!course) throw notFound('Course');
-      const [template] = course.certificate_id
-        ? await boundQuery<{ id: string; tokens: CertificateTokens }>(
+          [subject.courseId, subject.workspaceId],
+        );
+        if (!course) throw notFound('Course');
+        const [template] = course.certificate_id
+          ? await boundQuery<{ id: string; tokens: CertificateTokens }>(
+              tx,
+              'select id, tokens from certificate_templates where id = ? and workspace_id = ?',
+              [course.certificate_id, subject.workspaceId],
+            )
+          : [];
+        const design: CertificateTokens = template?.tokens ?? {};
+        const issuerName = design.issuerName?.trim() ? design.issuerName.trim() : course.ws_name;
+        for (let attempt = 0; attempt < SERIAL_TRIES; attempt++) {
+          const serial = generateSerial();
+          const [inserted] = await boundQuery<IssuedCertificateRow>(
             tx,
-            'select id, tokens from certificate_templates where id = ? and workspace_id = ?',
-            [course.certificate_id, subject.workspaceId],
-          )
-        : [];
-      const design: CertificateTokens = template?.tokens ?? {};
-      const issuerName = design.issuerName?.trim() ? design.issuerName.trim() : course.ws_name;
-      for (let attempt = 0; attempt < SERIAL_TRIES; attempt++) {
-        const serial = generateSerial();
-        const [inserted] = await boundQuery<IssuedCertificateRow>(
-          tx,
-          `insert into issued_certificates
+            `insert into issued_certificates
              (id, workspace_id, serial, completion_id, course_id, identity_id, identity_external_id,
               learner_name, course_title, issuer_name, score, locale, direction, template_id, design, issued_at)
            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, date_trunc('milliseconds', clock_timestamp()))
            on conflict do nothing
            returning *`,
-          [
-            newId('crt'),
-            subject.workspaceId,
-            serial,
-            subject.completionId,
-            subject.courseId,
-            subject.identityId,
-            subject.identityExternalId ?? '',
-            learnerName,
-            subject.courseTitle,
-            issuerName,
-            subject.score,
-            subject.locale,
-            subject.direction ?? course.direction,
-            template?.id ?? null,
-            JSON.stringify(design),
-          ],
-        );
-        if (inserted) {
-          const [identity] = await boundQuery<{
-            id: string;
-            external_id: string;
-            name: string | null;
-            email: string | null;
-          }>(tx, 'select id, external_id, name, email from identities where id = ? and workspace_id = ?', [
-            subject.identityId,
-            subject.workspaceId,
-          ]);
-          recordEvent(tx, subject.workspaceId, 'certificate.issued', {
-            course: { id: subject.courseId, title: subject.courseTitle },
-            identity: eventIdentity(
-              identity
-                ? {
-                    id: identity.id,
-                    externalId: identity.external_id,
-                    name: identity.name,
-                    email: identity.email,
-                  }
-                : {
-                    id: subject.identityId!,
-                    externalId: subject.identityExternalId ?? '',
-                    name: learnerName,
-                    email: null,
-                  },
-            ),
-            serial,
-            verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, serial),
-            score: reportedScore(subject.score),
-            issuedAt: iso(inserted.issued_at)!,
-          });
-          await tx.flush();
-          return { row: inserted, issued: true };
+            [
+              newId('crt'),
+              subject.workspaceId,
+              serial,
+              subject.completionId,
+              subject.courseId,
+              subject.identityId,
+              subject.identityExternalId ?? '',
+              learnerName,
+              subject.courseTitle,
+              issuerName,
+              subject.score,
+              subject.locale,
+              subject.direction ?? course.direction,
+              template?.id ?? null,
+              JSON.stringify(design),
+            ],
+          );
+          if (inserted) {
+            const [identity] = await boundQuery<{
+              id: string;
+              external_id: string;
+              name: string | null;
+              email: string | null;
+            }>(tx, 'select id, external_id, name, email from identities where id = ? and workspace_id = ?', [
+              subject.identityId,
+              subject.workspaceId,
+            ]);
+            recordEvent(tx, subject.workspaceId, 'certificate.issued', {
+              course: { id: subject.courseId, title: subject.courseTitle },
+              identity: eventIdentity(
+                identity
+                  ? {
+                      id: identity.id,
+                      externalId: identity.external_id,
+                      name: identity.name,
+                      email: identity.email,
+                    }
+                  : {
+                      id: subject.identityId!,
+                      externalId: subject.identityExternalId ?? '',
+                      name: learnerName,
+                      email: null,
+                    },
+              ),
+              serial,
+              verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, serial),
+              score: reportedScore(subject.score),
+              issuedAt: iso(inserted.issued_at)!,
+            });
+            await tx.flush();
+            return { row: inserted, issued: true };
+          }
+          // Nothing inserted: another download of this run won (its row is committed now), or the serial was taken.
+          const winner = await byCompletion(tx, subject.workspaceId, subject.completionId);
+          if (winner) return { row: winner, issued: false };
         }
-        // Nothing inserted: another download of this run won (its row is committed now), or the serial was taken.
-        const winner = await byCompletion(tx, subject.workspaceId, subject.completionId);
-        if (winner) return { row: winner, issued: false };
-      }
-      throw new AppError('internal_error', `No free serial after ${SERIAL_TRIES} tries`);
-    });
+        throw new AppError('internal_error', `No free serial after ${SERIAL_TRIES} tries`);
+      })
+      .catch((err: unknown) => {
+        // The run was deleted (with its learner) between the token check and the insert: the foreign key on
+        // completion_id refuses the certificate, and the run is gone as far as the learner is concerned.
+        if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw notFound('Run');
+        throw err;
+      });
     row = outcome.row;
     issued = outcome.issued;
     if (issued) deps.onEvent?.();
@@ -252,7 +263,12 @@ export function reportedScore(score: number | null): number {
 export async function certificatePdf(deps: CertificatePdfDeps, row: IssuedCertificateRow): Promise<Buffer> {
   if (row.pdf_key) {
     try {
-      return await deps.storage.get(row.pdf_key);
+      const stored = await deps.storage.get(row.pdf_key);
+      if (isWholePdf(stored)) return stored;
+      deps.log.warn(
+        { serial: row.serial, bytes: stored.length },
+        'stored certificate PDF incomplete; rendering it again',
+      );
     } catch (err) {
       deps.log.warn({ err, serial: row.serial }, 'stored certificate PDF unreadable; rendering it again');
     }
@@ -277,17 +293,35 @@ export async function certificatePdf(deps: CertificatePdfDeps, row: IssuedCertif
     what: 'certificate render',
   });
   // Racing first downloads each render the same page to the same key; a read that meets
-  // another render's overwrite (the loopback S3 server writes in place) is read again.
+  // another render's overwrite (the loopback S3 server writes in place) fails or returns a
+  // partial file (measured: an empty body with a 200), so both are read again. Never answer
+  // a learner with a broken PDF.
   for (let attempt = 1; ; attempt++) {
+    let cause: unknown = null;
     try {
-      return await deps.storage.get(result.pdfKey);
+      const pdf = await deps.storage.get(result.pdfKey);
+      if (isWholePdf(pdf)) return pdf;
+      cause = new Error(`incomplete PDF read (${pdf.length} bytes)`);
     } catch (err) {
-      if (attempt >= 3)
-        throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
-          cause: err,
-          retryAfter: 2,
-        });
-      await new Promise((r) => setTimeout(r, 100 * attempt));
+      cause = err;
     }
+    if (attempt >= READ_TRIES)
+      throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
+        cause,
+        retryAfter: 2,
+      });
+    await new Promise((r) => setTimeout(r, 100 * attempt));
   }
+}
+
+/** Six reads over about two seconds: longer than racing renders of one page take on a loaded machine. */
+const READ_TRIES = 6;
+
+/** A complete PDF file: the header, and the end-of-file marker in its last bytes (PDF 1.7 §7.5.5). */
+export function isWholePdf(pdf: Buffer): boolean {
+  return (
+    pdf.length > 16 &&
+    pdf.subarray(0, 5).toString('latin1') === '%PDF-' &&
+    pdf.subarray(-32).toString('latin1').includes('%%EOF')
+  );
 }

@@ -24,8 +24,12 @@ export const ErrorBody = z
       .string()
       .optional()
       .meta({ description: 'On 504 from a synchronous command: the job that is still running' }),
+    reason: z.enum(['not_finished', 'not_passed', 'anonymous', 'no_name']).optional().meta({
+      description:
+        'On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md)',
+    }),
     issuedCertificates: z.number().int().optional().meta({
-      description: 'On 409 from DELETE /courses/:id: how many certificates were issued for the course',
+      description: 'On 409 conflict from DELETE /courses/:id: how many certificates the course has issued',
     }),
   })
   .meta({ id: 'Error' });

@@ -40,3 +40,4 @@ export {
   type WorkspaceAccess,
 } from './limits.js';
 export { pickLocale, materialOf, learnerCourse, indexCourse, screenPercent } from './served.js';
+export { runForCertificate, type CertificateRun } from './certificate-run.js';

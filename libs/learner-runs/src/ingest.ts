@@ -78,7 +78,7 @@ const RETURNING = `returning c.*,
   (select json_build_object('plan', w.plan, 'billingStatus', w.billing_status, 'graceUntil', w.grace_until)
      from workspaces w where w.id = c.workspace_id) as workspace`;
 
-const RATE_SET = `rate_window_count = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
+export const RATE_SET = `rate_window_count = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
                                          then 1 else c.rate_window_count + 1 end,
   rate_window_start = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
                            then clock_timestamp() else c.rate_window_start end`;

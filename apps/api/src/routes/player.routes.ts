@@ -17,9 +17,11 @@ import {
   hitAddressLimit,
   openRun,
   retakeRun,
+  runForCertificate,
   type RunTokens,
   type SecretBox,
 } from '@lectern/learner-runs';
+import { issueCertificate, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
 import { renderEmbedPage, renderErrorPage } from './embed-page.js';
 
@@ -35,6 +37,8 @@ export interface PlayerDeps {
   limits: { opensPerMinutePerAddress: number; requestsPerMinutePerRun: number };
   publicUrl: string;
   bundleUrl?: string;
+  /** What issuing a certificate needs (the runtime: database, bus to the render worker, object store). */
+  certificates: IssueDeps;
 }
 
 const err = (description: string): ResponseSpec => ({ description, schema: ErrorBody });
@@ -59,15 +63,41 @@ const lastOf = z
   .optional()
   .transform((v) => (Array.isArray(v) ? v[v.length - 1] : v));
 
-/** `Authorization: Bearer <run token>` → the run it is for (401 otherwise). */
-function runAuth(deps: PlayerDeps) {
+const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
+
+/**
+ * `Authorization: Bearer <run token>` → the run it is for (401 otherwise). With `query: true` (the certificate
+ * download only) the token may instead ride in `?token=`, so the download works as a plain link or a form
+ * submit; a header, when sent, wins and must be well formed.
+ */
+function runAuth(deps: PlayerDeps, opts: { query?: boolean } = {}) {
   return async (ctx: Context, next: Next) => {
-    const m = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(ctx.get('authorization'));
-    if (!m)
-      throw new AppError('unauthorized', 'Send Authorization: Bearer <runToken> (from POST /player/v1/runs)');
-    ctx.state.run = await deps.keys().tokens.verify(m[1], ctx.params.completionId);
+    const header = ctx.get('authorization');
+    // Runs before the query is validated: read it raw (a repeated parameter counts by its last value).
+    const raw = opts.query && header === '' ? ctx.query.token : undefined;
+    const fromQuery = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    const token = header !== '' ? BEARER.exec(header)?.[1] : fromQuery;
+    if (!token)
+      throw new AppError(
+        'unauthorized',
+        opts.query
+          ? 'Send Authorization: Bearer <runToken> or ?token=<runToken> (from POST /player/v1/runs)'
+          : 'Send Authorization: Bearer <runToken> (from POST /player/v1/runs)',
+      );
+    ctx.state.run = await deps.keys().tokens.verify(token, ctx.params.completionId);
     await next();
   };
+}
+
+/** A download name a browser keeps as it is: the course title (path and control characters dropped) and the serial. */
+export function certificateFileName(courseTitle: string, serial: string): string {
+  const title = courseTitle
+    .replace(/[\p{Cc}\p{Cf}\\/:*?"<>|]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 80)
+    .trim();
+  return title ? `${title} - certificate ${serial}.pdf` : `certificate ${serial}.pdf`;
 }
 
 /**
@@ -226,6 +256,54 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         ctx.state.run as { completionId: string; workspaceId: string },
       );
       ctx.body = { data: { completion } };
+    },
+  );
+
+  player.route(
+    {
+      method: 'get',
+      path: '/runs/:completionId/certificate',
+      summary: 'Download the certificate of a finished, passing run (the first download issues it)',
+      description:
+        'The run token goes in `Authorization: Bearer <runToken>` or, so the download works as a plain link, in ' +
+        '`?token=`. The first download issues the certificate (a serial, certificate.issued once); later ' +
+        'downloads return the same certificate and PDF and emit nothing; racing downloads still issue one. ' +
+        '403 `forbidden` (with `reason`) when the run is not finished, did not meet the pass mark, is anonymous, ' +
+        'or the learner has no name on record. See docs/certificates.md.',
+      tags,
+      auth: 'runToken',
+      query: z.object({
+        token: lastOf.meta({
+          description: 'The run token, when it cannot go in the Authorization header (a plain link)',
+        }),
+      }),
+      responses: {
+        200: { description: 'The certificate PDF (attachment)', contentType: 'application/pdf' },
+        401: playerErrors[401],
+        403: err(
+          'forbidden: no certificate for this run: not finished, pass mark not met, anonymous run, or no learner name; `details.reason` says which',
+        ),
+        404: err('not_found: the run no longer exists (deleted with its learner)'),
+        429: playerErrors[429],
+        500: playerErrors[500],
+        503: err('service_unavailable: the object store or the job queue is unreachable'),
+        504: err('timeout: the render worker did not answer in time; try again'),
+      },
+    },
+    runAuth(deps, { query: true }),
+    async (ctx) => {
+      const subject = await runForCertificate(
+        { em: deps.em(), perRunPerMinute: deps.limits.requestsPerMinutePerRun },
+        ctx.state.run as { completionId: string; workspaceId: string },
+      );
+      const { certificate, pdf } = await issueCertificate(deps.certificates, subject);
+      // The token may be in the URL: never pass it on, never keep the answer in a shared cache.
+      ctx.set('Cache-Control', 'private, no-store');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.attachment(certificateFileName(certificate.course_title, certificate.serial));
+      ctx.type = 'application/pdf';
+      ctx.body = pdf;
     },
   );
 }

@@ -12,8 +12,11 @@ export interface IssuedCertificate {
   workspaceId: string;
   /** `LC-XXXX-XXXX-XXXX`, unique across every workspace. */
   serial: string;
-  /** One certificate per completion (per course and learner). */
-  completionId: string;
+  /**
+   * The run it was issued for; one certificate per run. Null once that run is deleted (with its learner): the
+   * certificate stays verifiable (migration 20261124000600).
+   */
+  completionId: string | null;
   courseId: string;
   identityId: string;
   identityExternalId: string;
@@ -52,8 +55,8 @@ export const IssuedCertificateSchema = new EntitySchema<IssuedCertificate>({
     id: { ...text, primary: true },
     workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
     serial: { ...text, unique: true },
-    // No foreign key (yet) in the migration, so none here: a plain unique text column.
-    completionId: { ...text, fieldName: 'completion_id', unique: true },
+    // The run it was earned on; SET NULL when the learner's runs are erased, so the certificate stays verifiable.
+    completionId: { ...references('Completion', 'completion_id', 'set null'), nullable: true, unique: true },
     // A course with issued certificates cannot be deleted (ON DELETE RESTRICT).
     courseId: { ...references('Course', 'course_id', 'restrict') },
     // No foreign key on purpose: a certificate stays verifiable after the identity is deleted.

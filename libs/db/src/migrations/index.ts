@@ -6,6 +6,7 @@ import { Migration20261121000300_rate_counter } from './Migration20261121000300_
 import { Migration20261123000400_learner_runs } from './Migration20261123000400_learner_runs.js';
 import { Migration20261123000500_issued_certificates } from './Migration20261123000500_issued_certificates.js';
 import { Migration20261123000600_webhook_health } from './Migration20261123000600_webhook_health.js';
+import { Migration20261123000700_certificate_completion_fk } from './Migration20261123000700_certificate_completion_fk.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -23,4 +24,8 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261123000500_issued_certificates,
   },
   { name: 'Migration20261123000600_webhook_health', class: Migration20261123000600_webhook_health },
+  {
+    name: 'Migration20261123000700_certificate_completion_fk',
+    class: Migration20261123000700_certificate_completion_fk,
+  },
 ];

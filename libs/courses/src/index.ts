@@ -8,6 +8,7 @@ export {
   BLOCK_TYPES,
   GENERATABLE_TYPES,
   MAX_STACK_CARDS,
+  COURSE_LIMITS,
   TIMED_QUESTION_SECONDS,
   BlockFields,
   BlockSchemas,

@@ -95,3 +95,18 @@ export function issuesFromZod(
     message: i.message,
   }));
 }
+
+/**
+ * At most this many issues travel in one error body; the rest are counted in `issuesOmitted`.
+ * A client fixes the first ones and sends again; a list of 640,000 helps nobody and costs memory.
+ */
+export const MAX_ISSUES = 100;
+
+/** The issues an error body carries, and how many were left out. */
+export function capIssues(issues: readonly Issue[]): { issues: Issue[]; omitted: number } {
+  return issues.length <= MAX_ISSUES
+    ? { issues: [...issues], omitted: 0 }
+    : { issues: issues.slice(0, MAX_ISSUES), omitted: issues.length - MAX_ISSUES };
+}
+
+export { MAX_JSON_DEPTH, badTextReason, inputIssue } from './input.js';

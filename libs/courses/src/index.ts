@@ -22,7 +22,8 @@ export {
   type Block,
   type Screen,
 } from './blocks.js';
-export { validateScreens } from './validate.js';
+export { validateScreens, courseSizeIssue } from './validate.js';
+export { dropNullFields } from './normalize.js';
 export {
   strictCheckBlock,
   strictCheckScreens,
@@ -48,6 +49,7 @@ export { stripAnswerKeys } from './learner-view.js';
 export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
 export {
   TEXT_FIELDS,
+  escapePathId,
   translatableFields,
   applyTranslation,
   isKnownPath,

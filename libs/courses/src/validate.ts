@@ -51,7 +51,7 @@ export function unknownTypeMessage(type: unknown): string {
 }
 
 /** One issue when `screens` is over a size limit (COURSE_LIMITS), before any screen is validated. */
-function sizeIssue(screens: unknown[]): Issue | null {
+export function courseSizeIssue(screens: unknown[]): Issue | null {
   if (screens.length > COURSE_LIMITS.screens) {
     return {
       code: 'too_many_items',
@@ -110,7 +110,7 @@ export function validateScreens(screens: unknown): Issue[] {
   if (!Array.isArray(screens)) {
     return [{ code: 'invalid_type', path: ['screens'], message: 'screens must be an array of screens' }];
   }
-  const tooBig = sizeIssue(screens);
+  const tooBig = courseSizeIssue(screens);
   if (tooBig) return [tooBig];
   const issues: Issue[] = [];
   const screenIds = new IdRegistry('screen');

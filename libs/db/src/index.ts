@@ -134,6 +134,28 @@ export function isDbUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** The PostgreSQL SQLSTATE of an error (or of one of its causes), if it came from the server. */
+export function sqlStateOf(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('E')) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * SQLSTATE classes a retry can fix: connection (08), transaction rollback (40: deadlock, serialization),
+ * insufficient resources (53), operator intervention (57), system error (58), lock not available (55P03).
+ * Every other server error (bad data 22, constraint 23, syntax 42, …) fails the same way every time, and so
+ * does 08P01 (protocol violation: what a NUL in a bound value gets), although it sits in class 08.
+ */
+export function isTransientSqlState(state: string): boolean {
+  if (state === '08P01') return false;
+  return /^(08|40|53|57|58)/.test(state) || state === '55P03';
+}
+
 /** Wraps database outages into a retryable 503-class AppError; other errors pass through. */
 export function asUnavailable(err: unknown): unknown {
   if (isDbUnavailable(err)) {

@@ -1,4 +1,5 @@
 import { AppError, HTTP_ERRORS, isAppError, type ErrorCode, type Issue } from '@lectern/errors';
+import { isTransientSqlState, sqlStateOf } from '@lectern/db';
 
 /**
  * How a failed job's error is kept in `jobs.error`: exactly what the API needs to
@@ -62,7 +63,13 @@ export function jobTimeoutError(jobId: string, what: string, timeoutMs: number):
   );
 }
 
-/** Unknown faults (database down, a bug) are worth another delivery; AppErrors say for themselves. */
+/**
+ * AppErrors say for themselves. A database error is retried only when its SQLSTATE is transient (an outage,
+ * a deadlock): bad data or a broken constraint fails identically on every delivery, so retrying only delays
+ * the answer. Other unknown faults (a network blip to the object store) get another delivery.
+ */
 export function isRetryableJobError(err: unknown): boolean {
-  return isAppError(err) ? err.retryable : true;
+  if (isAppError(err)) return err.retryable;
+  const state = sqlStateOf(err);
+  return state === undefined || isTransientSqlState(state);
 }

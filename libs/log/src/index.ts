@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -15,7 +15,9 @@ const REDACT = [
 ];
 
 /** A quoted SQL literal, with doubled quotes inside (`'O''Brien'`), optionally `E'…'`. */
-const SQL_LITERAL = /\bE?'(?:[^']|'')*'/g;
+const SQL_LITERAL = /(?:\bE)?'(?:[^']|'')*'/g;
+/** Data exceptions (SQLSTATE class 22) quote the offending value in the reason: `… integer: "Ada"`. */
+const QUOTED_VALUE = /"(?:[^"]|"")*"/g;
 const SQL_MESSAGE = /\b(select|insert|update|delete|with)\b[\s\S]* - /i;
 /** The values PostgreSQL repeats in `detail`: `Key (external_id)=(bob) already exists`, `Failing row contains (…)`. */
 const DETAIL_VALUES = /\)=\((?:[^()]|\([^()]*\))*\)|contains \((?:[^()]|\([^()]*\))*\)/g;
@@ -32,10 +34,14 @@ function redactDbError(value: unknown, depth = 0): unknown {
     /Exception$|DatabaseError/.test(String(e.type)) ||
     SQL_MESSAGE.test(String(e.message));
   if (isDb) {
+    const dataException = typeof e.code === 'string' && e.code.startsWith('22');
     for (const k of ['message', 'stack', 'sql', 'query', 'internalQuery']) {
-      if (typeof e[k] === 'string') e[k] = (e[k] as string).replace(SQL_LITERAL, "'?'");
+      if (typeof e[k] !== 'string') continue;
+      const redacted = (e[k] as string).replace(SQL_LITERAL, "'?'");
+      e[k] = dataException ? redacted.replace(QUOTED_VALUE, '"?"') : redacted;
     }
-    if (typeof e.detail === 'string') e.detail = e.detail.replace(DETAIL_VALUES, (m) => m.replace(/\(.*\)$/, '(?)'));
+    if (typeof e.detail === 'string')
+      e.detail = e.detail.replace(DETAIL_VALUES, (m) => m.replace(/\(.*\)$/, '(?)'));
     delete e.parameters;
     delete e.params;
   }
@@ -53,12 +59,15 @@ export function serializeError(err: unknown): unknown {
   return redactDbError(base);
 }
 
-export function createLogger(opts: { level?: string; name?: string } = {}): Logger {
-  return pino({
+export function createLogger(
+  opts: { level?: string; name?: string; destination?: DestinationStream } = {},
+): Logger {
+  const options: pino.LoggerOptions = {
     name: opts.name ?? 'lectern',
     level: opts.level ?? 'info',
     serializers: { err: serializeError },
     redact: { paths: REDACT, censor: '[redacted]' },
     base: { pid: process.pid },
-  });
+  };
+  return opts.destination ? pino(options, opts.destination) : pino(options);
 }

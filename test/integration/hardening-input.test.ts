@@ -75,7 +75,9 @@ describe('hardening: hostile input never crashes, never 500s (issue 8)', functio
   describe('1. validation work and answers are bounded', () => {
     it('8 concurrent 8 MB bodies of 640,000 unknown blocks: each a small 400, and the server still answers', async () => {
       const body = hugeCourseBody();
-      expect(body.length).to.be.greaterThan(8_000_000).and.lessThan(8 * 1024 * 1024);
+      expect(body.length)
+        .to.be.greaterThan(8_000_000)
+        .and.lessThan(8 * 1024 * 1024);
       const answers = await Promise.all(
         Array.from({ length: 8 }, () =>
           call<ErrBody>(app.base, 'POST', '/courses', {
@@ -240,7 +242,12 @@ describe('hardening: hostile input never crashes, never 500s (issue 8)', functio
         const res = await call(app.base, 'GET', '/me', { headers: { authorization: `${scheme} ${ws.key}` } });
         expect(res.status, `${scheme}: ${res.text}`).to.equal(200);
       }
-      for (const header of [`Bearer  ${ws.key}`, `Basic ${ws.key}`, `Bearer ${ws.key} x`, `Bearer${ws.key}`]) {
+      for (const header of [
+        `Bearer  ${ws.key}`,
+        `Basic ${ws.key}`,
+        `Bearer ${ws.key} x`,
+        `Bearer${ws.key}`,
+      ]) {
         const res = await call(app.base, 'GET', '/me', { headers: { authorization: header } });
         expect(res.status, header).to.equal(401);
       }
@@ -260,7 +267,12 @@ describe('hardening: hostile input never crashes, never 500s (issue 8)', functio
         raw,
       );
 
-    for (const type of [null, 'text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded']) {
+    for (const type of [
+      null,
+      'text/plain',
+      'text/plain;charset=UTF-8',
+      'application/x-www-form-urlencoded',
+    ]) {
       it(`${type ?? 'no Content-Type'}: a body that parses as JSON is accepted`, async () => {
         const externalId = `ct-${type ?? 'none'}`;
         const res = await send(type, JSON.stringify({ externalId, name: 'Ada' }));
@@ -286,5 +298,3 @@ describe('hardening: hostile input never crashes, never 500s (issue 8)', functio
     }
   });
 });
-
-

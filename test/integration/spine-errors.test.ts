@@ -317,7 +317,11 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
   describe('415 on non-JSON bodies', () => {
     // text/plain and no type at all are read as JSON when they parse (hardening-input.test.ts); a form body that
     // is not JSON is still a 415.
-    for (const type of ['application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+    ]) {
       it(`Content-Type ${type} → 415`, async () => {
         const res = await call<ErrBody>(app.base, 'POST', '/identities', {
           key: ws.key,

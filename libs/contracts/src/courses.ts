@@ -285,7 +285,6 @@ export const MoveCollectionCourse = z.object({
 });
 export type MoveCollectionCourse = z.infer<typeof MoveCollectionCourse>;
 
-
 /** A course as a collection lists it: the Course object without `screens` (docs/authoring.md). */
 export const CollectionCourse = Course.omit({ screens: true }).meta({ id: 'CollectionCourse' });
 

@@ -88,7 +88,10 @@ export function decodeCsv(input: Buffer | string): string {
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const bad = badTextReason(text);
-  if (bad) throw new CsvNotTextError(`The file is not readable text: ${bad.replace('must not contain', 'it contains')}`);
+  if (bad)
+    throw new CsvNotTextError(
+      `The file is not readable text: ${bad.replace('must not contain', 'it contains')}`,
+    );
   return text;
 }
 

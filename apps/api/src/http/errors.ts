@@ -64,7 +64,8 @@ export function errorMiddleware(log: Logger) {
       }
       ctx.status = status;
       const details = { ...(final.details ?? {}) };
-      const listed = final.issues ?? (Array.isArray(details.issues) ? (details.issues as Issue[]) : undefined);
+      const listed =
+        final.issues ?? (Array.isArray(details.issues) ? (details.issues as Issue[]) : undefined);
       delete details.issues;
       const capped = listed ? capIssues(listed) : undefined;
       ctx.body = {

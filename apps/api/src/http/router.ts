@@ -86,7 +86,10 @@ function jsonBody(limit: number): Middleware {
       // A form that is not JSON is a form: say which format we take rather than "malformed JSON".
       const status = (err as { status?: number }).status;
       if (!parsed && status === 400 && /x-www-form-urlencoded/i.test(declared)) {
-        throw new AppError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json');
+        throw new AppError(
+          'unsupported_media_type',
+          'Send the body as JSON with Content-Type: application/json',
+        );
       }
       throw err;
     }

@@ -1,7 +1,7 @@
 SHELL := /bin/bash
 NPM ?= npm
 
-.PHONY: install build start test lint format typecheck bench doctor clean deploy-check
+.PHONY: install build start test lint format typecheck bench soak doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -34,6 +34,10 @@ typecheck: install
 
 bench: build
 	node --import tsx test/bench/run.ts
+
+## 10 minutes (SOAK_SECONDS) of mixed traffic against one `lectern start` process; see test/bench/README.md.
+soak: build
+	node --import tsx test/bench/run.ts soak
 
 doctor: build
 	node dist/apps/cli/src/main.js doctor

@@ -1,3 +1,7 @@
+import type { Issue } from './issue.js';
+
+export type { Issue };
+
 /**
  * One transport-neutral error for domain, worker and API code. The API maps
  * `code` to an HTTP status in exactly one place (`httpErrorFor`); workers use
@@ -18,12 +22,6 @@ export type ErrorCode =
   | 'internal_error'
   | 'unavailable'
   | 'timeout';
-
-export interface Issue {
-  code: string;
-  path: (string | number)[];
-  message: string;
-}
 
 export interface AppErrorOptions {
   issues?: Issue[];

@@ -1,4 +1,4 @@
-import type { Issue } from './index.js';
+import type { Issue } from './issue.js';
 
 /**
  * Rules every value that comes in from outside obeys, whatever the route: JSON bodies, path

@@ -4,7 +4,7 @@ NPM ?= npm
 ## The suite's files; `npx mocha <file>` runs one file alone.
 TEST_SPEC ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
 
-.PHONY: install build start test lint format typecheck bench doctor clean deploy-check
+.PHONY: install build start test lint format typecheck bench soak doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -38,6 +38,10 @@ typecheck: install
 
 bench: build
 	node --import tsx test/bench/run.ts
+
+## 10 minutes (SOAK_SECONDS) of mixed traffic against one `lectern start` process; see test/bench/README.md.
+soak: build
+	node --import tsx test/bench/run.ts soak
 
 doctor: build
 	node dist/apps/cli/src/main.js doctor

@@ -1,30 +1,52 @@
 import { LockMode } from '@mikro-orm/core';
-import { CollectionSchema, newId, boundQuery, type Collection, type EntityManager } from '@lectern/db';
+import {
+  CollectionSchema,
+  CourseSchema,
+  newId,
+  boundQuery,
+  type Collection,
+  type Course,
+  type EntityManager,
+} from '@lectern/db';
 import { notFound } from '@lectern/errors';
-import { collectionDto } from './dto.js';
 import { type CollectionDto, type CreateCollection, type UpdateCollection } from '@lectern/contracts';
+import { collectionDto, courseDto } from './dto.js';
 import { assertRefsInWorkspace } from './refs.js';
 
 type Member = CollectionDto['courses'][number];
 
-/** Courses of each collection, in display order (`position`, then the time added). */
+/**
+ * Courses of each collection, in display order (`position`, then the time added), as Course objects without
+ * `screens` (docs/authoring.md: a collection lists courses, it does not carry their content).
+ */
 async function membersOf(em: EntityManager, collectionIds: string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>(collectionIds.map((id) => [id, []]));
   if (collectionIds.length === 0) return out;
-  const rows = await boundQuery<{
-    collection_id: string;
-    id: string;
-    title: string;
-    status: Member['status'];
-  }>(
+  const rows = await boundQuery<{ collection_id: string; course_id: string }>(
     em,
-    `select cc.collection_id, c.id, c.title, c.status
-       from collection_courses cc join courses c on c.id = cc.course_id
+    `select cc.collection_id, cc.course_id
+       from collection_courses cc
       where cc.collection_id = any (?::text[])
-      order by cc.collection_id, cc.position, cc.added_at, c.id`,
+      order by cc.collection_id, cc.position, cc.added_at, cc.course_id`,
     [collectionIds],
   );
-  for (const r of rows) out.get(r.collection_id)?.push({ id: r.id, title: r.title, status: r.status });
+  if (rows.length === 0) return out;
+  const courses = await em.find(
+    CourseSchema,
+    { id: { $in: [...new Set(rows.map((r) => r.course_id))] } },
+    { exclude: ['screens'] },
+  );
+  const byId = new Map(
+    courses.map((c) => {
+      // Loaded without its screens column, which the summary leaves out anyway.
+      const { screens: _content, ...summary } = courseDto(c as Course);
+      return [c.id, summary];
+    }),
+  );
+  for (const r of rows) {
+    const course = byId.get(r.course_id);
+    if (course) out.get(r.collection_id)?.push(course);
+  }
   return out;
 }
 

@@ -91,6 +91,14 @@ export function isBlockType(value: unknown): value is BlockType {
   return typeof value === 'string' && BLOCK_TYPE_SET.has(value);
 }
 
+/**
+ * Size limits of one course, checked before any block is looked at, so the work (and the
+ * error list) of a write is bounded. SPEC.md leaves screens unbounded on paid plans; these are
+ * far above any real course (a 2,000-row CSV import makes at most 2,000 screens and blocks)
+ * and far below what would tie up the API (docs/blocks.md "Limits").
+ */
+export const COURSE_LIMITS = { screens: 2000, blocksPerScreen: 500, blocks: 20_000 } as const;
+
 /** SPEC.md Limits: a stack block holds at most 10 cards. */
 export const MAX_STACK_CARDS = 10;
 /** Bounds of a timed question's clock, in seconds. */

@@ -11,7 +11,13 @@ export const ErrorBody = z
       .array(
         z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }),
       )
-      .optional(),
+      .optional()
+      .meta({ description: 'At most 100; the rest are counted in issuesOmitted' }),
+    issuesOmitted: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'How many issues past the first 100 were left out' }),
     requiredPlan: z
       .string()
       .optional()

@@ -235,11 +235,8 @@ export const MoveCollectionCourse = z.object({
 });
 export type MoveCollectionCourse = z.infer<typeof MoveCollectionCourse>;
 
-export const CollectionCourse = z.object({
-  id: z.string(),
-  title: z.string(),
-  status: z.enum(COURSE_STATUSES),
-});
+/** A course as a collection lists it: the Course object without `screens` (docs/authoring.md). */
+export const CollectionCourse = Course.omit({ screens: true }).meta({ id: 'CollectionCourse' });
 
 export type CollectionCourseDto = z.infer<typeof CollectionCourse>;
 

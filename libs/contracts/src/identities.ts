@@ -7,7 +7,11 @@ const optionalText = (max: number) => z.string().max(max).nullable().optional();
 
 export const UpsertIdentity = z
   .object({
-    externalId: z.string().trim().min(1).max(255),
+    // Stored exactly as sent: it is the caller's key, and "a" and " a" may be two of their learners.
+    externalId: z
+      .string()
+      .max(255)
+      .refine((s) => s.trim() !== '', { error: 'must not be empty or only whitespace' }),
     name: optionalText(255),
     email: z
       .union([z.email().max(320), z.literal('')])

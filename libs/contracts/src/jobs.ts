@@ -91,6 +91,11 @@ export const CsvImportError = z
       .int()
       .optional()
       .meta({ description: 'Present when the file has more data rows than the limit (2,000)' }),
+    issuesOmitted: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'How many issues past the first 100 were left out' }),
   })
   .meta({ id: 'CsvImportError' });
 

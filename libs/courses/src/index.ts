@@ -11,6 +11,7 @@ export {
   BLOCK_TYPES,
   GENERATABLE_TYPES,
   MAX_STACK_CARDS,
+  COURSE_LIMITS,
   TIMED_QUESTION_SECONDS,
   BlockFields,
   BlockSchemas,
@@ -24,7 +25,8 @@ export {
   type Block,
   type Screen,
 } from '@lectern/contracts';
-export { validateScreens } from './validate.js';
+export { validateScreens, courseSizeIssue } from './validate.js';
+export { dropNullFields } from './normalize.js';
 export {
   strictCheckBlock,
   strictCheckScreens,
@@ -50,6 +52,7 @@ export { stripAnswerKeys } from './learner-view.js';
 export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
 export {
   TEXT_FIELDS,
+  escapePathId,
   translatableFields,
   applyTranslation,
   isKnownPath,

@@ -125,7 +125,10 @@ const CONNECTION_CODES = new Set([
   '08004',
 ]);
 
-/** True when an error means "the database is unreachable", not "the query is wrong". */
+/**
+ * True when an error means "the database is unreachable", not "the query is wrong". `timeout expired` is pg's
+ * connect timeout (a starved event loop or a slow server): transient, so 503 with Retry-After, not a 500.
+ */
 export function isDbUnavailable(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; e && depth < 5; depth++) {
@@ -134,7 +137,7 @@ export function isDbUnavailable(err: unknown): boolean {
     if (anyErr.name === 'KnexTimeoutError') return true;
     const msg = anyErr.message ?? '';
     if (
-      /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection|the database system is (starting|shutting) up|Timeout acquiring a connection/i.test(
+      /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection|the database system is (starting|shutting) up|Timeout acquiring a connection|^timeout expired$/i.test(
         msg,
       )
     )
@@ -143,6 +146,9 @@ export function isDbUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+// SQLSTATE classification lives with the errors (isRetryable uses it); re-exported for the callers here.
+export { sqlStateOf, isTransientSqlState } from '@lectern/errors';
 
 /** Wraps database outages into a retryable 503-class AppError; other errors pass through. */
 export function asUnavailable(err: unknown): unknown {

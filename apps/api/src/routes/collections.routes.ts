@@ -66,6 +66,8 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
       method: 'get',
       path: '/collections/:id',
       summary: 'Get a collection with its courses in display order',
+      description:
+        '`courses` holds the Course objects in display order, without `screens` (the content is one GET /courses/:id away).',
       tags,
       responses: { 200: { description: 'The collection', schema: one }, ...errorResponses },
     },

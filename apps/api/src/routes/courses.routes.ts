@@ -111,6 +111,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       method: 'delete',
       path: '/courses/:id',
       summary: 'Delete a course (it leaves every collection; its translations go with it)',
+      description: 'Deleting a published course emits course.unpublished (its embed link goes offline).',
       tags,
       responses: {
         204: { description: 'Deleted', schema: null },
@@ -122,7 +123,10 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       },
     },
     async (ctx) => {
-      await deleteCourse(em(), ctx.state.auth.workspace.id, ctx.params.id);
+      const { event } = await deleteCourse(em(), ctx.state.auth.workspace.id, ctx.params.id, {
+        publicUrl: deps.cfg.PUBLIC_URL,
+      });
+      if (event) deps.relay.kick();
       ctx.status = 204;
     },
   );

@@ -86,18 +86,27 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     expect(api.headers.get('access-control-allow-origin')).to.equal(null);
   });
 
-  it('caps bodies (413) and refuses non-JSON (415)', async () => {
+  it('caps bodies (413), refuses other media types (415) and malformed text bodies (400)', async () => {
     const player = playerApi(app.url);
     const big = await player('POST', '/runs', {
       body: { courseId: 'c', anonymousId: anonymousId(), pad: 'x'.repeat(20_000) },
     });
     expect(big.status).to.equal(413);
     expect(big.body.error).to.equal('payload_too_large');
+    // A body that is clearly something else is 415; text/plain is read as JSON when it is JSON (README), so a
+    // text/plain body that is not JSON is a malformed body (400), as on /api/v1.
+    const xml = await call(`${app.url}/player/v1`, 'POST', '/runs', {
+      raw: '<run courseId="x"/>',
+      headers: { 'content-type': 'application/xml' },
+    });
+    expect(xml.status).to.equal(415);
+    expect(xml.body.error).to.equal('unsupported_media_type');
     const text = await call(`${app.url}/player/v1`, 'POST', '/runs', {
       raw: 'courseId=x',
       headers: { 'content-type': 'text/plain' },
     });
-    expect(text.status).to.equal(415);
+    expect(text.status).to.equal(400);
+    expect(text.body.error).to.equal('invalid_request');
   });
 
   it('an expired run token is refused with a message saying so', async () => {

@@ -99,8 +99,8 @@ export class EventQueue {
   }
 
   /** Seals pending events (and the learner time since the last seal) into batches with fixed ids. */
-  seal(): void {
-    const seconds = this.opts.takeSeconds?.() ?? 0;
+  seal(withTime = true): void {
+    const seconds = withTime ? (this.opts.takeSeconds?.() ?? 0) : 0;
     if (seconds > 0) this.pending.push({ type: 'time', seconds });
     while (this.pending.length > 0) {
       this.sealed.push({ batchId: this.opts.newBatchId(), events: this.pending.splice(0, this.max) });
@@ -142,6 +142,8 @@ export class EventQueue {
   }
 
   private async drain(): Promise<void> {
+    // One token renewal per batch and run: a server that keeps refusing must not loop the page.
+    const renewed = new Set<string>();
     do {
       this.again = false;
       while (this.sealed.length > 0) {
@@ -153,8 +155,10 @@ export class EventQueue {
           outcome = { kind: 'retry' };
         }
         if (outcome.kind === 'unauthorized') {
-          const renewed = (await this.opts.onUnauthorized?.().catch(() => false)) ?? false;
-          if (renewed) continue;
+          const fresh =
+            !renewed.has(batch.batchId) && ((await this.opts.onUnauthorized?.().catch(() => false)) ?? false);
+          renewed.add(batch.batchId);
+          if (fresh) continue;
           outcome = { kind: 'retry' };
         }
         if (outcome.kind === 'retry') {
@@ -165,7 +169,8 @@ export class EventQueue {
         }
         this.settle(batch, outcome);
       }
-      this.seal();
+      // Events added while sending go out in this run; learner time waits for the next flush.
+      this.seal(false);
     } while (this.again || this.sealed.length > 0);
   }
 

@@ -79,8 +79,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     next: () => session.go(index + 1),
     goToScreen: (id) => session.goToScreen(id),
     result: state.result,
-    finished: state.finished,
-    passingScore: course.passingScore ?? null,
+    awaitingResult: state.awaitingResult,
   };
 
   const openContents = () => dialogRef.current?.showModal();

@@ -22,8 +22,8 @@ export interface BlockCtx {
   next(): void;
   goToScreen(screenId: string): void;
   result: RunResult | null;
-  finished: boolean;
-  passingScore: number | null;
+  /** The finishing move was sent and the score is on its way. */
+  awaitingResult: boolean;
 }
 
 type Props = { b: PlayerBlock; ctx: BlockCtx };
@@ -536,7 +536,7 @@ function Results({ b, ctx }: Props) {
   const showPassed = b.showPassed === true;
   let status: ComponentChildren = null;
   if (ctx.preview) status = <p class="lp-muted">{t.preview}</p>;
-  else if (result === null) status = ctx.finished ? <p class="lp-muted">{t.calculating}</p> : null;
+  else if (result === null) status = ctx.awaitingResult ? <p class="lp-muted">{t.calculating}</p> : null;
   else if (result.score === null) status = showScore || showPassed ? <p>{t.notScored}</p> : null;
   else
     status = (

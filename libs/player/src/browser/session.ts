@@ -25,6 +25,8 @@ export interface SessionState {
   result: RunResult | null;
   /** The run reached the last screen (the server finishes it there). */
   finished: boolean;
+  /** This page sent the finishing move and waits for the server's result. */
+  awaitingResult: boolean;
   offline: boolean;
   preview: boolean;
   /** Bumped on every screen change made by the learner, so the view knows when to move focus. */
@@ -78,6 +80,7 @@ export class Session {
       feedback: {},
       result: null,
       finished: run?.completion.status === 'completed' && index === course.screens.length - 1,
+      awaitingResult: false,
       offline: false,
       preview: run === null,
       moves: 0,
@@ -109,7 +112,12 @@ export class Session {
     if (index < 0 || index >= this.total || (index === this.state.index && !force)) return;
     const screen = this.state.course.screens[index];
     const last = index === this.total - 1;
-    this.set({ index, moves: this.state.moves + 1, finished: this.state.finished || last });
+    this.set({
+      index,
+      moves: this.state.moves + 1,
+      finished: this.state.finished || last,
+      awaitingResult: last && this.run !== null && this.state.result === null,
+    });
     this.send({ type: 'screen', screenId: screen.id }, true);
     postToHost({
       type: 'progress',
@@ -156,9 +164,16 @@ export class Session {
   async retake(): Promise<void> {
     if (this.run !== null) {
       await this.queue?.flush(true);
-      await this.run.client.retake(this.run.completion.id, this.run.runToken);
+      try {
+        await this.run.client.retake(this.run.completion.id, this.run.runToken);
+      } catch (err) {
+        // Nothing was reset on the server, so nothing is reset here; the learner can press Retake again.
+        console.warn('lectern player: retake failed', err);
+        this.set({ offline: true });
+        return;
+      }
     }
-    this.set({ answers: {}, submitted: {}, feedback: {}, result: null, finished: false });
+    this.set({ answers: {}, submitted: {}, feedback: {}, result: null, finished: false, offline: false });
     this.go(0, true);
   }
 
@@ -184,7 +199,7 @@ export class Session {
     });
     if (firstVisit && this.total > 0) {
       this.queue.add({ type: 'screen', screenId: this.state.course.screens[0].id });
-      if (this.total === 1) this.set({ finished: true });
+      if (this.total === 1) this.set({ finished: true, awaitingResult: true });
     }
     this.visibleSince = document.visibilityState === 'visible' ? Date.now() : null;
     void this.queue.flush(true);
@@ -233,6 +248,7 @@ export class Session {
     if (response.result) {
       patch.result = response.result;
       patch.finished = true;
+      patch.awaitingResult = false;
     }
     if (Object.keys(patch).length > 0) this.set(patch);
     if (response.result) this.announceCompleted(response.result);

@@ -1,7 +1,10 @@
 SHELL := /bin/bash
 NPM ?= npm
 
-.PHONY: install build start test lint format typecheck bench doctor clean deploy-check
+## The suite's files; `npx mocha <file>` runs one file alone.
+TEST_SPEC ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
+
+.PHONY: install build start test lint format typecheck bench soak doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -20,12 +23,13 @@ start: build
 test: install
 	npx tsc -p tsconfig.json --noEmit
 	npx tsc -p libs/player/tsconfig.browser.json
-	npx mocha
+	npx mocha $(TEST_SPEC)
 
 lint: install
 	npx eslint .
 	npx prettier --check .
 	npx depcruise apps libs test --config .dependency-cruiser.cjs
+	node docs/architecture-graph.mjs --check
 
 format: install
 	npx prettier --write .
@@ -36,6 +40,10 @@ typecheck: install
 
 bench: build
 	node --import tsx test/bench/run.ts
+
+## 10 minutes (SOAK_SECONDS) of mixed traffic against one `lectern start` process; see test/bench/README.md.
+soak: build
+	node --import tsx test/bench/run.ts soak
 
 doctor: build
 	node dist/apps/cli/src/main.js doctor

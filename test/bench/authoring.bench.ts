@@ -1,5 +1,5 @@
 import { closeRuntime } from '@lectern/runtime';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { UpdateCourse } from '@lectern/contracts';
 import { validateScreens } from '@lectern/courses';
 import { parseCourseCsv, startCsvWorker } from '@lectern/csv-import';
@@ -142,7 +142,7 @@ export async function run(): Promise<Record<string, unknown>> {
       if (i >= 2) importSamples.push(ms);
     }
     // Where the time goes: the job row's life (queued → completed) covers bus, worker and DB.
-    const jobRows = await sql<{ ms: number }>(
+    const jobRows = await boundQuery<{ ms: number }>(
       app.rt.orm.em.fork(),
       `select extract(epoch from (completed_at - created_at)) * 1000 as ms from jobs
         where workspace_id = ? and kind = 'csv.import' and status = 'completed' order by created_at`,

@@ -1,78 +1,165 @@
+import { boundQuery } from '@lectern/db';
+import { makeWorkspace, startTestApp } from '../support/context.js';
+import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
+import type { OpenRunResult } from '@lectern/contracts';
+
 /**
- * Player bench: the bundle's gzipped size, and first screen interactive — navigation start to the
- * player's `ready` (the `lectern-player-ready` performance mark, set when it posts `ready` to the host) —
- * over 20 cold loads in preview mode (a fresh browser context each, so nothing is cached), served from
- * loopback into Debian's Chromium. Two courses: a typical first screen (heading, text, image, a quiz) and
- * a screen holding every block type.
+ * The learner-runs benchmark (issue 9):
+ *  (a) run opens per second: BENCH_PLAYER_RUNS anonymous runs opened through POST /player/v1/runs;
+ *  (b) learner event ingest: every run sends BENCH_PLAYER_BATCHES batches of 10 events (screen changes,
+ *      graded and ungraded answers, time) through POST /player/v1/runs/:id/events — events/s and the p99 of
+ *      the call — against two raw baselines writing the same outbox rows straight into PostgreSQL through
+ *      the same connection pool, with the same concurrency:
+ *        multiRow:  one multi-row INSERT per batch (its rows in one statement, one commit);
+ *        perEvent:  one INSERT (and commit) per row.
+ * The player's own limits are off (0), so the numbers are the path's, not the limiter's. Numbers only.
+ * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32).
  */
-import { stripAnswerKeys, type Block, type Screen } from '@lectern/courses';
-import type { PlayerCourse } from '@lectern/player';
-import { VALID_BLOCKS, clone } from '../unit/courses/fixtures.js';
-import { buildPlayerOnce, launchChromium, startPlayerServer, waitReady } from '../support/player-browser.js';
+const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
+const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 3);
+const CONCURRENCY = Number(process.env.BENCH_PLAYER_CONCURRENCY ?? 32);
 
-const LOADS = Number(process.env.BENCH_PLAYER_LOADS ?? 20);
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-function quantile(sorted: number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1);
-  return sorted[Math.max(0, i)];
+/** Runs `n` jobs with `concurrency` workers; returns the wall time and each job's latency (ms). */
+async function pool(n: number, concurrency: number, job: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        const i = next++;
+        const s = performance.now();
+        await job(i);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { seconds, p50Ms: round(pct(latencies, 50)), p99Ms: round(pct(latencies, 99)) };
+}
+
+/** Ten events: three screen changes, four graded answers, one poll answer, two time reports; never the last screen. */
+function batchEvents(b: number) {
+  return [
+    { type: 'screen', screenId: 's1' },
+    { type: 'answer', blockId: 'q1', answer: b % 2 ? 'a' : 'b' },
+    { type: 'time', seconds: 5 },
+    { type: 'screen', screenId: 's2' },
+    { type: 'answer', blockId: 'q2', answer: b % 2 === 0 },
+    { type: 'answer', blockId: 'p1', answer: 'y' },
+    { type: 'screen', screenId: 's1' },
+    { type: 'answer', blockId: 'q1', answer: 'a' },
+    { type: 'answer', blockId: 'q2', answer: true },
+    { type: 'time', seconds: 5 },
+  ];
 }
 
 export async function run(): Promise<Record<string, unknown>> {
-  const assets = await buildPlayerOnce();
-  const server = await startPlayerServer(assets);
-  const browser = await launchChromium();
-  const v = clone(VALID_BLOCKS);
-  const image = { ...v.image, url: `${server.url}/media/room.svg` };
-  const typical: Screen[] = [
-    { id: 's1', title: 'Welcome', blocks: [v.heading, v.text, image, v.quiz_single_choice] as Block[] },
-    { id: 's2', title: 'More', blocks: [v.text, v.quiz_multiple_choice] as Block[] },
-  ];
-  const every: Screen[] = [{ id: 's1', title: 'Every block', blocks: Object.values(v) as Block[] }];
-  const course = (screens: Screen[]): PlayerCourse => ({
-    id: 'crs_bench',
-    title: 'Bench',
-    screens: stripAnswerKeys(screens) as PlayerCourse['screens'],
+  const app = await startTestApp({
+    PLAYER_OPENS_PER_MINUTE_PER_ADDRESS: '0',
+    PLAYER_REQUESTS_PER_MINUTE_PER_RUN: '0',
+    RATE_LIMIT_PER_MINUTE: '0',
   });
-  server.add('typical', { course: course(typical) });
-  server.add('every', { course: course(every) });
-
-  const measure = async (name: string) => {
-    const times: number[] = [];
-    for (let i = 0; i < LOADS; i++) {
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${server.url}/page/${name}`);
-      await waitReady(page);
-      times.push(
-        (await page.evaluate('performance.getEntriesByName("lectern-player-ready")[0].startTime')) as number,
-      );
-      await context.close();
-    }
-    times.sort((a, b) => a - b);
-    const round = (n: number) => Math.round(n);
-    return {
-      loads: LOADS,
-      medianMs: round(quantile(times, 0.5)),
-      p95Ms: round(quantile(times, 0.95)),
-      maxMs: round(times[times.length - 1]),
-    };
-  };
-
   try {
+    const em = () => app.rt.orm.em.fork();
+    const ws = await makeWorkspace(em(), 'scale');
+    const courseId = await publishedCourse(app.base, ws.key);
+    const player = playerApi(app.url);
+
+    // (a) opens
+    const runs: OpenRunResult[] = new Array(RUNS);
+    const opens = await pool(RUNS, CONCURRENCY, async (i) => {
+      const res = await player<OpenRunResult>('POST', '/runs', {
+        body: { courseId, anonymousId: anonymousId(100_000 + i) },
+      });
+      if (res.status !== 201) throw new Error(`open ${i}: ${res.status} ${res.text}`);
+      runs[i] = res.body.data;
+    });
+
+    // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
+    const [{ n: before }] = await boundQuery<{ n: number }>(
+      em(),
+      'select count(*)::int as n from outbox_events',
+    );
+    const ingest = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
+      const r = runs[j % RUNS];
+      const b = Math.floor(j / RUNS);
+      const res = await player('POST', `/runs/${r.completion.id}/events`, {
+        token: r.runToken,
+        body: { batchId: `b${b}`, events: batchEvents(b) },
+      });
+      if (res.status !== 200) throw new Error(`batch ${j}: ${res.status} ${res.text}`);
+    });
+    const [{ n: after }] = await boundQuery<{ n: number }>(
+      em(),
+      'select count(*)::int as n from outbox_events',
+    );
+    const events = RUNS * BATCHES * 10;
+
+    // Baselines: one row per event (the same 10 per batch) of the shape the outbox holds.
+    const sample = (await boundQuery<{ type: string; data: unknown }>(
+      em(),
+      `select type, data from outbox_events where workspace_id = ? and type in ('course.progress','course.answered') limit 10`,
+      [ws.id],
+    )) as { type: string; data: unknown }[];
+    await boundQuery(
+      em(),
+      'create table if not exists bench_learner_events (like outbox_events including all)',
+    );
+    const rowsOf = (j: number) =>
+      Array.from({ length: 10 }, (_, k) => {
+        const s = sample[k % sample.length];
+        return [`bev_${j}_${k}`, ws.id, s.type, JSON.stringify(s.data), new Date()];
+      });
+    const multiRow = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
+      const rows = rowsOf(j);
+      await boundQuery(
+        em(),
+        `insert into bench_learner_events (id, workspace_id, type, data, created_at) values ${rows.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')}`,
+        rows.flat(),
+      );
+    });
+    await boundQuery(em(), 'truncate bench_learner_events');
+    const perEvent = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
+      for (const row of rowsOf(j))
+        await boundQuery(
+          em(),
+          'insert into bench_learner_events (id, workspace_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?)',
+          row,
+        );
+    });
+    await boundQuery(em(), 'drop table bench_learner_events');
+
+    const perSec = (s: number) => round(events / s);
     return {
-      bundle: {
-        jsGzipKB: +(assets.js.gzipBytes / 1024).toFixed(1),
-        cssGzipKB: +(assets.css.gzipBytes / 1024).toFixed(1),
-        totalGzipKB: +(assets.gzipBytes / 1024).toFixed(1),
-        budgetKB: 60,
+      setup: {
+        runs: RUNS,
+        batchesPerRun: BATCHES,
+        eventsPerBatch: 10,
+        concurrency: CONCURRENCY,
+        poolMax: app.rt.cfg.DB_POOL_MAX,
       },
-      firstScreenInteractive: {
-        typicalScreen: await measure('typical'),
-        everyBlockScreen: await measure('every'),
+      opens: { perSec: round(RUNS / opens.seconds), p50Ms: opens.p50Ms, p99Ms: opens.p99Ms },
+      ingest: {
+        eventsPerSec: perSec(ingest.seconds),
+        batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
+        p50Ms: ingest.p50Ms,
+        p99Ms: ingest.p99Ms,
+        outboxRowsWritten: after - before,
+      },
+      baselineMultiRow: { eventsPerSec: perSec(multiRow.seconds), p99Ms: multiRow.p99Ms },
+      baselinePerEvent: { eventsPerSec: perSec(perEvent.seconds), p99Ms: perEvent.p99Ms },
+      ratios: {
+        ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
+        ingestVsPerEvent: round(perEvent.seconds / ingest.seconds, 2),
       },
     };
   } finally {
-    await browser.close();
-    await server.close();
+    await app.close();
   }
 }

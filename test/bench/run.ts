@@ -1,8 +1,8 @@
 /**
  * Benchmark runner (`make bench`, or `node --import tsx test/bench/run.ts [name ...]`).
  *
- * Imports every `test/bench/*.bench.ts` (or only those named on the command line, with or
- * without the `.bench.ts` suffix), runs them one after another around ONE per-run database,
+ * Imports every `test/bench/*.bench.ts` but the opt-in ones (`soak`), or only those named on the
+ * command line (with or without the `.bench.ts` suffix), runs them one after another around ONE per-run database,
  * bus prefix and object store (`setupRun()`/`teardownRun()` from test/support/context.ts),
  * prints a table per bench and writes everything to `test/bench/results/<timestamp>.json`.
  *
@@ -34,6 +34,7 @@ interface BenchOutcome {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const OPT_IN = new Set(['soak']);
 const SUFFIX = '.bench.ts';
 const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
@@ -42,7 +43,8 @@ async function findBenches(names: string[]): Promise<{ name: string; file: strin
     .filter((f) => f.endsWith(SUFFIX))
     .sort()
     .map((f) => ({ name: f.slice(0, -SUFFIX.length), file: path.join(here, f) }));
-  if (names.length === 0) return all;
+  // Long-running benches run only when named (`make soak`), so `make bench` stays a few minutes.
+  if (names.length === 0) return all.filter((b) => !OPT_IN.has(b.name));
   const wanted = names.map((n) =>
     path
       .basename(n)

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import Koa from 'koa';
 import { ConfigError } from '@lectern/config';
-import { sql, type MikroORM } from '@lectern/db';
-import { searchIdentities } from '@lectern/identities';
-import { identityDto, paged, parsePaging } from '@lectern/contracts';
+import { boundQuery, type MikroORM } from '@lectern/db';
+import { searchIdentities, identityDto } from '@lectern/identities';
+import { paged, parsePaging } from '@lectern/contracts';
 import { recordEvent, startRelay } from '@lectern/events';
 import { parseKey } from '@lectern/auth';
 import { usageMonth } from '@lectern/plans';
@@ -145,7 +145,7 @@ async function startBareApp(
       ctx.body = paged(rows.map(identityDto), total, paging);
     } else if (ctx.path === '/me') {
       // The one statement GET /api/v1/me costs: the key lookup of the auth middleware.
-      const [row] = await sql<{ workspace_id: string; name: string; plan: string }>(
+      const [row] = await boundQuery<{ workspace_id: string; name: string; plan: string }>(
         orm.em.fork(),
         `select k.id as key_id, k.hash, k.scope, k.revoked_at, w.id as workspace_id, w.name, w.plan,
                 w.billing_status, w.grace_until,
@@ -223,7 +223,7 @@ function combine(rounds: LoadResult[]) {
 async function httpBench(off: TestApp, on: TestApp, ws: TestWorkspace) {
   const auth = { authorization: `Bearer ${ws.key}` };
   const bare = await startBareApp(off.rt.orm, ws.id, ws.key);
-  const clearHits = () => sql(off.rt.orm.em.fork(), 'delete from rate_hits');
+  const clearHits = () => boundQuery(off.rt.orm.em.fork(), 'delete from rate_hits');
   const out: Record<string, unknown> = {};
   try {
     const has1000 = (b: Record<string, unknown>) => Array.isArray(b.data) && b.data.length === 1000;
@@ -303,7 +303,7 @@ async function outboxBench(workspaceId: string) {
   const unpublished = async () =>
     Number(
       (
-        await sql<{ n: string }>(
+        await boundQuery<{ n: string }>(
           rt.orm.em.fork(),
           'select count(*) as n from outbox_events where published_at is null',
         )

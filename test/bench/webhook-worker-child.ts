@@ -4,9 +4,9 @@
  * `{ ready: true }` over IPC once the worker runs; on the message `stop` (or SIGTERM, or the parent going away)
  * stops the worker gracefully, closes its connections and exits.
  */
-import { loadConfig } from '@lectern/config';
+import { BaseEnv, BusEnv, DbEnv, MetricsEnv, parseEnv } from '@lectern/config';
 import { closeRuntime, createRuntime } from '@lectern/runtime';
-import { startWebhookWorker } from '@lectern/webhooks';
+import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 
 const raw = process.env.BENCH_WORKER_CONFIG;
 if (!raw || !process.send) {
@@ -20,9 +20,10 @@ const env = Object.fromEntries(
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => [k, String(v)]),
 );
-const cfg = loadConfig(env);
+// What apps/webhook-worker reads (its probe server is not started here).
+const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, MetricsEnv, WebhookEnv], env);
 const rt = await createRuntime(cfg, { name: 'bench-webhook-worker-child', provision: false });
-const worker = await startWebhookWorker(rt, {});
+const worker = await startWebhookWorker({ ...rt, cfg }, {});
 
 let stopping: Promise<void> | undefined;
 const stop = () =>

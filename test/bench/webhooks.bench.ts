@@ -5,14 +5,18 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { makeWorkspace, testRuntime, type TestWorkspace } from '../support/context.js';
+import {
+  makeWorkspace,
+  testRuntime,
+  type TestWorkspace,
+  type TestRuntime,
+  type TestConfig,
+} from '../support/context.js';
 import { waitFor } from '../support/http.js';
-import { newId, sql } from '@lectern/db';
+import { boundQuery, newId } from '@lectern/db';
 import { startRelay, type Relay } from '@lectern/events';
 import { EventPayloads, type EventPayload } from '@lectern/contracts';
-import { query } from '@lectern/webhooks';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
-import type { AppConfig } from '@lectern/config';
+import { closeRuntime } from '@lectern/runtime';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
@@ -140,7 +144,7 @@ function outboxRows(count: number) {
  * and none of the producer's own work (building and validating payloads, done beforehand) is on the clock.
  * `pace` spreads them (events/s).
  */
-async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: number, pace?: number) {
+async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: number, pace?: number) {
   const rows = outboxRows(count);
   const committed = new Map<string, number>();
   const batch = pace ? Math.max(1, Math.round(pace / 50)) : INSERT_BATCH;
@@ -153,7 +157,7 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
     const slice = rows.slice(i, i + batch);
-    await query(
+    await boundQuery(
       em,
       `insert into outbox_events (id, workspace_id, type, data, created_at)
        select v.id, ?, 'course.completed', v.data::jsonb, now() from unnest(?::text[], ?::text[]) as v(id, data)`,
@@ -167,14 +171,14 @@ async function writeEvents(rt: Runtime, relay: Relay, wsId: string, count: numbe
 }
 
 /** BENCH_WEBHOOK_TRACE=1: prints, every 250 ms, how far each stage of the pipeline has got (diagnostics). */
-function startTrace(rt: Runtime, wsId: string, sink: Sink) {
+function startTrace(rt: TestRuntime, wsId: string, sink: Sink) {
   const t0 = performance.now();
   let stopped = false;
   const lag = monitorEventLoopDelay({ resolution: 5 });
   lag.enable();
   const loop = (async () => {
     while (!stopped) {
-      const [row] = await sql<Record<string, string>>(
+      const [row] = await boundQuery<Record<string, string>>(
         rt.orm.em.fork(),
         `select (select count(*) from outbox_events where workspace_id = ?) as written,
                 (select count(*) from outbox_events where workspace_id = ? and published_at is not null) as published,
@@ -257,7 +261,7 @@ async function startProfile() {
 }
 
 async function pipelineRun(
-  rt: Runtime,
+  rt: TestRuntime,
   relay: Relay,
   ws: TestWorkspace,
   sink: Sink,
@@ -339,7 +343,7 @@ interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-async function spawnWorker(cfg: AppConfig): Promise<WorkerProcess> {
+async function spawnWorker(cfg: TestConfig): Promise<WorkerProcess> {
   const script = fileURLToPath(new URL('./webhook-worker-child.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
@@ -407,7 +411,7 @@ export async function run(): Promise<Record<string, unknown>> {
     const dead = await sink(true);
     const deadWs = await workspaceWith([healthy.url(), dead.url()]);
     const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS, undefined, child);
-    const [deadProgress] = await sql<{ attempted: string; waiting: string }>(
+    const [deadProgress] = await boundQuery<{ attempted: string; waiting: string }>(
       producer.orm.em.fork(),
       `select count(*) filter (where d.attempts > 0 or d.locked_until > now()) as attempted,
               count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
@@ -416,7 +420,9 @@ export async function run(): Promise<Record<string, unknown>> {
       [deadWs.id, dead.url()],
     );
     // Stop the dead endpoint's traffic before the next runs.
-    await sql(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [deadWs.id]);
+    await boundQuery(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [
+      deadWs.id,
+    ]);
     return {
       healthy: withDead,
       deadEndpointAttemptsStartedOrDone: Number(deadProgress.attempted),

@@ -247,7 +247,7 @@ describe('authoring: themes and certificate templates (SPEC "Theme", "Certificat
       expectIssue(
         await req('POST', '/certificates', {
           name: 'x',
-          tokens: { logoUrl: 'https://cdn.example.com/logo.svg' },
+          tokens: { logoUrl: 'cdn.example.com/logo.png' },
         }),
         ['tokens', 'logoUrl'],
       );

@@ -10,7 +10,7 @@ import {
 } from '../support/authoring.js';
 import type { TranslatableDto, TranslationDto } from '@lectern/contracts';
 import type { PlanName } from '@lectern/db';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 
 function sourceScreens() {
   return [
@@ -352,7 +352,7 @@ describe('authoring: translations (SPEC "Translation", "Translations")', () => {
     const t = await translation(c.id, 'fr');
     expectStatus(await req('DELETE', `/courses/${c.id}`), 204);
     expectNotFound(await req('GET', `/courses/${c.id}/translations`));
-    const rows = await sql(em(), 'select id from course_translations where id = ?', [t.id]);
+    const rows = await boundQuery(em(), 'select id from course_translations where id = ?', [t.id]);
     expect(rows).to.have.length(0);
   });
 

@@ -9,10 +9,11 @@ import {
   testRuntime,
   type TestApp,
   type TestWorkspace,
+  type TestRuntime,
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { bigCsv, courseCount, csvText, importCsv, jobsOf, type ImportBody } from '../support/csv.js';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { closeRuntime } from '@lectern/runtime';
 import { startCsvWorker } from '@lectern/csv-import';
 import type { JobWorkerHandle } from '@lectern/jobs';
 import type { Res } from '../support/http.js';
@@ -39,7 +40,7 @@ function expectCreated(res: Res<ImportBody>) {
 describe('CSV import over HTTP (POST /courses/import/csv → bus → csv worker → DB)', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let workerRt: Runtime;
+  let workerRt: TestRuntime;
   let worker: JobWorkerHandle;
   let ws: TestWorkspace;
 
@@ -276,6 +277,49 @@ describe('CSV import over HTTP (POST /courses/import/csv → bus → csv worker 
       const bomb = zlib.gzipSync(Buffer.alloc(6 * MiB, 0x20));
       const res = await importCsv(app.base, ws.key, bomb, { headers: { 'content-encoding': 'gzip' } });
       expect(res.status, res.text).to.equal(413);
+    });
+
+    it('a brotli body that inflates past 5 MiB → 413, counted after decompression', async () => {
+      const bomb = zlib.brotliCompressSync(Buffer.alloc(6 * MiB, 0x20));
+      expect(bomb.length).to.be.below(MiB);
+      const res = await importCsv(app.base, ws.key, bomb, { headers: { 'content-encoding': 'br' } });
+      expect(res.status, res.text).to.equal(413);
+      expect(res.body.error).to.equal('payload_too_large');
+    });
+
+    it('deflate, br and x-gzip uploads are read like gzip', async () => {
+      const file = (title: string) => `screen,text\n${title},Hello\n`;
+      for (const [encoding, encode] of [
+        ['deflate', zlib.deflateSync],
+        ['br', zlib.brotliCompressSync],
+        ['x-gzip', zlib.gzipSync],
+        [' GZIP ', zlib.gzipSync],
+      ] as const) {
+        const title = `Encoded ${encoding.trim()}`;
+        const res = await importCsv(app.base, ws.key, encode(file(title)), {
+          headers: { 'content-encoding': encoding },
+        });
+        expectCreated(res);
+        expect(res.body.data.screens[0].title, encoding).to.equal(title);
+      }
+    });
+
+    it('bytes that do not match their Content-Encoding → 400 malformed; an unknown encoding → 415; nothing queued', async () => {
+      const before = (await jobsOf(app.rt.orm.em.fork(), ws.id)).length;
+      const corrupt = await importCsv(app.base, ws.key, 'screen,text\nA,b\n', {
+        headers: { 'content-encoding': 'gzip' },
+      });
+      expect(corrupt.status, corrupt.text).to.equal(400);
+      expect(corrupt.body.error).to.equal('invalid_request');
+      expect(corrupt.body.message).to.match(/could not be decompressed/);
+      expect(corrupt.body.issues.map((i) => i.code)).to.deep.equal(['malformed']);
+      const unknown = await importCsv(app.base, ws.key, 'screen,text\nA,b\n', {
+        headers: { 'content-encoding': 'compress' },
+      });
+      expect(unknown.status, unknown.text).to.equal(415);
+      expect(unknown.body.error).to.equal('unsupported_media_type');
+      expect(unknown.body.message).to.include('compress').and.include('gzip, deflate or br');
+      expect((await jobsOf(app.rt.orm.em.fork(), ws.id)).length).to.equal(before);
     });
 
     it('a read-only key → 403 insufficient_scope; no key → 401', async () => {

@@ -6,11 +6,12 @@ import {
   testRuntime,
   type TestApp,
   type TestWorkspace,
+  type TestRuntime,
 } from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { courseCount, importCsv, jobsOf, type JobRow } from '../support/csv.js';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
-import { newId, sql } from '@lectern/db';
+import { closeRuntime } from '@lectern/runtime';
+import { newId, boundQuery } from '@lectern/db';
 import { AppError, isAppError } from '@lectern/errors';
 import { CSV_BLOB, CSV_IMPORT_KIND, handleCsvImport, startCsvWorker } from '@lectern/csv-import';
 import {
@@ -27,7 +28,7 @@ const FILE = 'screen,type,text\nJobs,text,Exactly once\n';
 
 /** A queued csv.import job written straight to the database and the store, as runSyncJob does, but not published. */
 async function queuedJob(
-  rt: Runtime,
+  rt: TestRuntime,
   workspaceId: string,
   file = FILE,
   status = 'queued',
@@ -36,7 +37,7 @@ async function queuedJob(
   const jobId = newId('job');
   const key = jobBlobKey(jobId, CSV_BLOB);
   await rt.storage.put(key, Buffer.from(file), 'text/csv');
-  await sql(
+  await boundQuery(
     rt.orm.em.fork(),
     `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
      values (?, ?, ?, ?, ?::jsonb, ?, now(), now())`,
@@ -52,13 +53,13 @@ async function queuedJob(
   return { jobId, workspaceId, kind: CSV_IMPORT_KIND };
 }
 
-async function jobRow(rt: Runtime, jobId: string): Promise<JobRow> {
-  const [row] = await sql<JobRow>(rt.orm.em.fork(), 'select * from jobs where id = ?', [jobId]);
+async function jobRow(rt: TestRuntime, jobId: string): Promise<JobRow> {
+  const [row] = await boundQuery<JobRow>(rt.orm.em.fork(), 'select * from jobs where id = ?', [jobId]);
   return row;
 }
 
 /** Resolves on the next done notice of `jobId` (subscribed before the caller acts). */
-function doneNotice(rt: Runtime, jobId: string, timeoutMs = 10_000): Promise<void> {
+function doneNotice(rt: TestRuntime, jobId: string, timeoutMs = 10_000): Promise<void> {
   const sub = rt.bus.nc.subscribe(rt.bus.names.jobDone(jobId), { max: 1, timeout: timeoutMs });
   return (async () => {
     for await (const _ of sub) return;
@@ -70,7 +71,7 @@ const csvHandler = { kind: CSV_IMPORT_KIND, handler: handleCsvImport, maxDeliver
 
 describe('CSV import: the job harness (claims, redelivery, deadlines, shared queue)', function () {
   this.timeout(60_000);
-  let rt: Runtime;
+  let rt: TestRuntime;
   let ws: TestWorkspace;
 
   before(async () => {
@@ -98,7 +99,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
         const running = Promise.all([1, 2].map((n) => processJob(rt, csvHandler, cmd, n, rt.log)));
         await waitFor(
           async () => {
-            const [{ n }] = await sql<{ n: number }>(
+            const [{ n }] = await boundQuery<{ n: number }>(
               rt.orm.em.fork(),
               `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
             );
@@ -116,7 +117,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
       const row = await jobRow(rt, cmd.jobId);
       expect(row.status).to.equal('completed');
       expect(row.attempts).to.be.oneOf([1, 2]);
-      const [course] = await sql<{ id: string; source_kind: string; status: string }>(
+      const [course] = await boundQuery<{ id: string; source_kind: string; status: string }>(
         rt.orm.em.fork(),
         'select id, source_kind, status from courses where id = ?',
         [row.result?.courseId],
@@ -154,6 +155,51 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
       expect(failed.error).to.deep.include({ code: 'invalid_request' });
       expect(await processJob(rt, csvHandler, cmd, 2, rt.log)).to.equal('skipped');
       expect(await jobRow(rt, cmd.jobId)).to.deep.equal(failed);
+    });
+  });
+
+  describe('blobs', () => {
+    /** Sessions of this database, other than the asking one, inside an open transaction right now. */
+    const openTransactions = async () => {
+      const [{ n }] = await boundQuery<{ n: number }>(
+        rt.orm.em.fork(),
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null`,
+      );
+      return n;
+    };
+
+    it('are read before the job transaction opens: no transaction or job-row lock waits on the object store', async () => {
+      const cmd = await queuedJob(rt, ws.id);
+      const seen: number[] = [];
+      const storage = {
+        async get(key: string) {
+          seen.push(await openTransactions());
+          return rt.storage.get(key);
+        },
+      };
+      expect(await processJob({ ...rt, storage }, csvHandler, cmd, 1, rt.log)).to.equal('completed');
+      expect(seen, 'one read, with no transaction open meanwhile').to.deep.equal([0]);
+      expect((await jobRow(rt, cmd.jobId)).status).to.equal('completed');
+    });
+
+    it('an object store outage is retried like any fault; the last delivery fails the job', async () => {
+      const cmd = await queuedJob(rt, ws.id);
+      const before = await courseCount(rt.orm.em.fork(), ws.id);
+      const storage = {
+        get: async () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED (simulated)'), {})),
+      };
+      const opts = { ...csvHandler, maxDeliver: 2 };
+      let thrown: unknown;
+      await processJob({ ...rt, storage }, opts, cmd, 1, rt.log).catch((e: unknown) => (thrown = e));
+      expect(String(thrown)).to.include('simulated');
+      expect((await jobRow(rt, cmd.jobId)).status).to.equal('processing');
+      expect(await processJob({ ...rt, storage }, opts, cmd, 2, rt.log)).to.equal('failed');
+      expect((await jobRow(rt, cmd.jobId)).error).to.deep.equal({
+        code: 'internal_error',
+        message: 'The job failed with an internal error',
+      });
+      expect(await courseCount(rt.orm.em.fork(), ws.id)).to.equal(before);
     });
   });
 
@@ -229,7 +275,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
 
   describe('over the bus', () => {
     let app: TestApp;
-    let workers: { rt: Runtime; handle: JobWorkerHandle }[] = [];
+    let workers: { rt: TestRuntime; handle: JobWorkerHandle }[] = [];
     const startWorker = async (name: string, concurrency?: number) => {
       const wrt = await testRuntime(name);
       const handle = await startCsvWorker(wrt, { concurrency });
@@ -274,7 +320,7 @@ describe('CSV import: the job harness (claims, redelivery, deadlines, shared que
         },
         { timeoutMs: 15_000, what: 'the queued job to complete' },
       );
-      const [course] = await sql<{ id: string; title: string; source_kind: string; status: string }>(
+      const [course] = await boundQuery<{ id: string; title: string; source_kind: string; status: string }>(
         app.rt.orm.em.fork(),
         'select id, title, source_kind, status from courses where workspace_id = ?',
         [mine.id],

@@ -1,10 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { makeWorkspace, startTestApp, testRuntime, type TestApp } from '../support/context.js';
+import {
+  makeWorkspace,
+  startTestApp,
+  testRuntime,
+  type TestApp,
+  type TestRuntime,
+} from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
+import { startAppBehindNatsProxy } from '../support/spine.js';
 import { runConsumer, type ConsumerSpec } from '@lectern/bus';
-import { closeRuntime, startWorkerHttp, type Runtime, type WorkerHttp } from '@lectern/runtime';
+import { closeRuntime, startWorkerHttp, type WorkerHttp } from '@lectern/runtime';
 
 /** The value of one sample in Prometheus text, e.g. sample(text, 'lectern_rate_limited_total'). */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -70,15 +77,6 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
       ).to.be.at.least(2);
     });
 
-    it('reports the unpublished outbox backlog, read on scrape', async () => {
-      const text = (await call(app.url, 'GET', '/metrics')).text;
-      expect(text).to.include('# TYPE lectern_outbox_unpublished gauge');
-      const n = sample(text, 'lectern_outbox_unpublished');
-      expect(n).to.be.a('number');
-      expect(Number.isNaN(n)).to.equal(false);
-      expect(n).to.be.at.least(0);
-    });
-
     it('counts requests refused by the rate limit', async () => {
       const ws = await makeWorkspace(app.rt.orm.em.fork(), 'build', 'Metrics rate');
       const statuses: number[] = [];
@@ -135,24 +133,33 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
   });
 
   describe('the worker HTTP server', () => {
-    let rt: Runtime;
+    let rt: TestRuntime;
     let srv: WorkerHttp;
     let locked: WorkerHttp;
     before(async () => {
       rt = await testRuntime('metrics-worker');
-      srv = await startWorkerHttp(rt, { port: 0, host: '127.0.0.1' });
-      locked = await startWorkerHttp(
-        { ...rt, cfg: { ...rt.cfg, METRICS_TOKEN: TOKEN } },
-        {
-          port: 0,
-          host: '127.0.0.1',
-        },
-      );
+      // What the webhook worker hands its probe server: no object store, so /readyz checks PostgreSQL and NATS.
+      const deps = { orm: rt.orm, bus: rt.bus, log: rt.log, metrics: rt.metrics };
+      srv = await startWorkerHttp(deps, { port: 0, host: '127.0.0.1' });
+      locked = await startWorkerHttp(deps, { port: 0, host: '127.0.0.1', metricsToken: TOKEN });
     });
     after(async () => {
       await srv?.close();
       await locked?.close();
       if (rt) await closeRuntime(rt, { keepStorage: true });
+    });
+
+    it('a worker that holds the object store (the csv worker) has /readyz check it too', async () => {
+      const withStore = await startWorkerHttp(rt, { port: 0, host: '127.0.0.1' });
+      try {
+        const ready = await call(withStore.url, 'GET', '/readyz');
+        expect(ready.status).to.equal(200);
+        expect(ready.body).to.deep.equal({
+          data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', objectStore: 'ok' } },
+        });
+      } finally {
+        await withStore.close();
+      }
     });
 
     it('answers /healthz and /readyz (PostgreSQL, NATS)', async () => {
@@ -218,6 +225,35 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
       expect(ok.headers.get('content-type')).to.match(/^text\/plain/);
       expect((await call(locked.url, 'GET', '/healthz')).status).to.equal(200);
       expect((await call(locked.url, 'GET', '/readyz')).status).to.equal(200);
+    });
+  });
+
+  describe('the outbox backlog gauge', () => {
+    // Its own app, with NATS behind a proxy it can cut: no other relay runs on the database meanwhile.
+    it('reports the unpublished outbox backlog, read on scrape: +3 events while NATS is cut, 0 once it heals', async () => {
+      const { app, proxy, close } = await startAppBehindNatsProxy();
+      try {
+        const ws = await makeWorkspace(app.rt.orm.em.fork(), 'build', 'Metrics backlog');
+        const backlog = async () =>
+          sample((await call(app.url, 'GET', '/metrics')).text, 'lectern_outbox_unpublished');
+        await waitFor(async () => (await backlog()) === 0, { what: 'an empty outbox' });
+        proxy.cut();
+        for (let i = 0; i < 3; i++) {
+          const res = await call(app.base, 'POST', '/identities', {
+            key: ws.key,
+            body: { externalId: `backlog-${i}` },
+          });
+          expect(res.status).to.equal(201);
+        }
+        expect(await backlog()).to.equal(3);
+        proxy.restore();
+        await waitFor(async () => (await backlog()) === 0, {
+          what: 'the relay to drain the outbox',
+          timeoutMs: 20_000,
+        });
+      } finally {
+        await close();
+      }
     });
   });
 });

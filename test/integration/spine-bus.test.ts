@@ -325,7 +325,7 @@ describe('spine: the bus consumer runner (JetStream)', () => {
   it('provisioning is idempotent and sets AckWait and MaxDeliver explicitly on the durable', async () => {
     await provisionStreams(bus);
     await provisionStreams(bus);
-    for (const key of ['JOBS', 'EVENTS', 'DELIVERIES'] as const) {
+    for (const key of ['JOBS', 'EVENTS'] as const) {
       const si = await bus.jsm.streams.info(bus.names.stream(key));
       expect(si.config.subjects).to.deep.equal([bus.names.subject(key.toLowerCase(), '>')]);
       expect(si.config.duplicate_window, `${key} deduplicates by Nats-Msg-Id`).to.be.greaterThan(0);
@@ -338,6 +338,18 @@ describe('spine: the bus consumer runner (JetStream)', () => {
     expect(ci.config.ack_wait).to.equal(nanos(2500));
     expect(ci.config.ack_policy).to.equal('explicit');
     expect(ci.config.filter_subject).to.equal(bus.names.subject('jobs', 'test', spec.token, '>'));
+  });
+
+  it('provisioning deletes the retired DELIVERIES stream an earlier version left behind', async () => {
+    const retired = `${bus.names.prefix}_DELIVERIES`;
+    await bus.jsm.streams.add({ name: retired, subjects: [bus.names.subject('deliveries', '>')] });
+    await provisionStreams(bus);
+    const names: string[] = [];
+    for await (const si of bus.jsm.streams.list()) names.push(si.config.name);
+    expect(names).to.include.members([bus.names.stream('JOBS'), bus.names.stream('EVENTS')]);
+    expect(names).not.to.include(retired);
+    // Nothing to delete the next time: still fine.
+    await provisionStreams(bus);
   });
 
   it('request–reply for synchronous commands: done notice → true; no worker → false at the deadline; a repeated job id runs once', async () => {

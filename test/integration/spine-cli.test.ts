@@ -35,6 +35,7 @@ describe('spine: the lectern CLI', function () {
   let independent: {
     migrate: Promise<[RunResult, RunResult] | Error>;
     badEnv: Promise<RunResult | Error>;
+    unreadBadEnv: Promise<RunResult | Error>;
     doctor: Promise<RunResult | Error>;
   };
 
@@ -47,10 +48,12 @@ describe('spine: the lectern CLI', function () {
           return [first, await cli(['migrate'], { DATABASE_URL: freshDb() })] as [RunResult, RunResult];
         })(),
       ),
-      badEnv: settle(
-        cli(['workspace', 'create', '--name', 'x'], {
+      // `start` reads every variable, so it names every bad one, before touching anything.
+      badEnv: settle(cli(['start'], { PORT: 'abc', RATE_LIMIT_PER_MINUTE: '-1', BUS_PREFIX: 'has.dots' })),
+      // `workspace create` reads DATABASE_URL only: variables of the API and the bus are not its business.
+      unreadBadEnv: settle(
+        cli(['workspace', 'create', '--name', 'Unread variables', '--json'], {
           PORT: 'abc',
-          RATE_LIMIT_PER_MINUTE: '-1',
           BUS_PREFIX: 'has.dots',
         }),
       ),
@@ -147,9 +150,15 @@ describe('spine: the lectern CLI', function () {
 
   it('a bad variable exits non-zero with one message naming every bad variable', async () => {
     const bad = await result(independent.badEnv);
-    expect(bad.code).to.not.equal(0);
+    expect(bad.code, bad.stderr).to.equal(78);
     for (const v of ['PORT', 'RATE_LIMIT_PER_MINUTE', 'BUS_PREFIX']) expect(bad.stderr).to.include(v);
     expect(bad.stderr).to.include('"abc"');
+    expect(bad.stdout, 'nothing started').to.equal('');
+  });
+
+  it('a command checks only the variables it reads', async () => {
+    const made = ok(await result(independent.unreadBadEnv), 'workspace create with a bad PORT');
+    expect(json<{ name: string }>(made)).to.include({ name: 'Unread variables' });
   });
 
   it('doctor exits 0 with one ok line per dependency on a healthy machine', async () => {

@@ -8,7 +8,7 @@ import {
 } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { outboxOf, readStream } from '../support/spine.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 
 interface IdentityDto {
   id: string;
@@ -45,7 +45,7 @@ describe('spine: identities (SPEC "Identities")', () => {
   const countIn = async (workspaceId: string) =>
     Number(
       (
-        await sql<{ n: string }>(em(), 'select count(*) as n from identities where workspace_id = ?', [
+        await boundQuery<{ n: string }>(em(), 'select count(*) as n from identities where workspace_id = ?', [
           workspaceId,
         ])
       )[0].n,

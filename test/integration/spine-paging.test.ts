@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
 import { call } from '../support/http.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { createKey } from '@lectern/admin';
 
 interface Page {
@@ -26,7 +26,7 @@ describe('spine: paging and search on GET /identities (SPEC "Paging rules")', ()
       this.timeout(30_000);
       ws = await makeWorkspace(em(), 'scale', 'Big');
       // ext-000001 is the newest, ext-010001 the oldest.
-      await sql(
+      await boundQuery(
         em(),
         `insert into identities (id, workspace_id, external_id, name, email, created_at, updated_at)
          select 'idn_p' || lpad(g::text, 6, '0'), ?, 'ext-' || lpad(g::text, 6, '0'), 'Name ' || g, null,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { makeWorkspace, type TestWorkspace } from '../support/context.js';
 import { call } from '../support/http.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { setBilling, setPlan } from '@lectern/admin';
 import { requireFeature, usageMonth } from '@lectern/plans';
 import type { PlanName } from '@lectern/db';
@@ -54,7 +54,7 @@ describe('spine: plans over the API (SPEC "Limits")', () => {
   }
 
   async function setViews(workspaceId: string, count: number, month = usageMonth(), metric = 'views') {
-    await sql(
+    await boundQuery(
       em(),
       `insert into usage_counters (workspace_id, month, metric, count) values (?, ?, ?, ?)
        on conflict (workspace_id, month, metric) do update set count = excluded.count`,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { call, type Res } from '../support/http.js';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 
 function expectLimited(res: Res) {
   expect(res.status, res.text).to.equal(429);
@@ -69,13 +69,17 @@ describe('spine: rate limit per key per rolling minute, shared by every API proc
       for (let i = 0; i < 5; i++) expectLimited(await call(a.base, 'GET', '/me', { key: ws.key }));
 
       // Age the recorded hits instead of waiting a minute: 30 s old → Retry-After about 30.
-      await sql(em(), `update rate_hits set at = at - interval '30 seconds' where key_id = ?`, [ws.keyId]);
+      await boundQuery(em(), `update rate_hits set at = at - interval '30 seconds' where key_id = ?`, [
+        ws.keyId,
+      ]);
       const half = await call(b.base, 'GET', '/me', { key: ws.key });
       expectLimited(half);
       expect(Number(half.headers.get('retry-after'))).to.be.within(29, 31);
 
       // 61 s old → out of the rolling minute: the key may send 10 more, then not the 11th.
-      await sql(em(), `update rate_hits set at = at - interval '31 seconds' where key_id = ?`, [ws.keyId]);
+      await boundQuery(em(), `update rate_hits set at = at - interval '31 seconds' where key_id = ?`, [
+        ws.keyId,
+      ]);
       for (let i = 0; i < 10; i++)
         expect(
           (await call((i % 2 ? b : a).base, 'GET', '/me', { key: ws.key })).status,

@@ -5,6 +5,7 @@ import {
   testRuntime,
   type TestApp,
   type TestWorkspace,
+  type TestRuntime,
 } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { Receiver, type Receipt } from '../support/webhook-receiver.js';
@@ -17,12 +18,13 @@ import {
   type DeliveryDto,
   type EndpointDto,
 } from '../support/webhooks.js';
-import { closeRuntime, type Runtime } from '@lectern/runtime';
+import { closeRuntime } from '@lectern/runtime';
+import { boundQuery } from '@lectern/db';
 import { recordEvent } from '@lectern/events';
 import { EVENT_TYPES, EventPayloads, type EventPayload, type EventType } from '@lectern/contracts';
 import { startWebhookWorker, type ResolvedAddress, type WebhookWorkerOptions } from '@lectern/webhooks';
 
-type Worker = { rt: Runtime; stop(): Promise<void> };
+type Worker = { rt: TestRuntime; stop(): Promise<void> };
 
 async function startWorker(
   overrides: Record<string, string> = {},
@@ -78,6 +80,8 @@ describe('webhooks: delivery against real receivers', function () {
     app.api.relay.kick();
     return id;
   };
+  const endpointOf = (id: string) =>
+    call<{ data: EndpointDto }>(app.base, 'GET', `/webhooks/${id}`, { key: ws.key });
   const waitDelivery = (
     endpointId: string,
     pred: (d: DeliveryDto) => boolean,
@@ -377,36 +381,188 @@ describe('webhooks: delivery against real receivers', function () {
       await call(app.base, 'DELETE', `/webhooks/${endpoint.id}`, { key: ws.key });
     });
 
-    it('a 410 disables the endpoint, records why on the delivery, and stops further deliveries', async () => {
+    it('a 410 is a failure like any other: 5 attempts, then failed; the endpoint stays active and keeps receiving', async () => {
       const r = await receiver(() => ({ status: 410, body: 'unsubscribed' }));
-      const control = await receiver();
       const { endpoint } = await hook(r, ['identity.created']);
-      await hook(control, ['identity.created']);
       await newLearner();
-      const d = await waitDelivery(endpoint.id, (x) => x.status === 'failed', 'the 410');
-      expect(d).to.include({ attempts: 1, lastStatusCode: 410 });
+      const d = await waitDelivery(endpoint.id, (x) => x.status === 'failed', 'five attempts', 20_000);
+      expect(d).to.include({ attempts: 5, lastStatusCode: 410, nextAttemptAt: null });
+      expect(r.receipts).to.have.length(5);
+      expect(new Set(r.receipts.map((x) => x.headers['x-service-delivery']))).to.have.property('size', 1);
       const detail = await delivery(app.base, ws.key, endpoint.id, d.id);
-      expect(detail.lastError).to.match(/410 Gone: endpoint disabled/);
-      expect(detail.attempts[0]).to.include({ statusCode: 410, responseBody: 'unsubscribed' });
-      const ep = (
-        await call<{ data: EndpointDto }>(app.base, 'GET', `/webhooks/${endpoint.id}`, { key: ws.key })
-      ).body.data;
-      expect(ep.isActive).to.equal(false);
-      expect(ep.disabledReason).to.match(/410/).and.include(d.id);
+      expect(detail.lastError).to.equal('HTTP 410');
+      for (const a of detail.attempts)
+        expect(a).to.include({ statusCode: 410, responseBody: 'unsubscribed' });
+      const ep = (await endpointOf(endpoint.id)).body.data;
+      expect(ep).to.include({ isActive: true, disabledReason: null, disabledAt: null });
 
+      // Nothing was cancelled or switched off: the next event goes to it too.
       const later = await newLearner();
-      await waitFor(() => control.receipts.some((x) => JSON.parse(x.body).data.identity.id === later.id), {
+      await waitFor(() => r.receipts.some((x) => JSON.parse(x.body).data.identity.id === later.id), {
+        what: 'the next event at the 410 receiver',
+      });
+      await call(app.base, 'DELETE', `/webhooks/${endpoint.id}`, { key: ws.key });
+    });
+
+    it('switches an endpoint off only once every delivery to it has failed for 5 days, with the reason on the endpoint', async function () {
+      this.timeout(90_000);
+      const r = await receiver(() => ({ status: 503, body: 'down' }));
+      const { endpoint } = await hook(r, ['identity.created']);
+      const em = app.rt.orm.em.fork();
+      /** Start of the endpoint's run of failed attempts (null: none). */
+      const failingSince = async (): Promise<Date | null> => {
+        const [row] = await boundQuery<{ failing_since: string | Date | null }>(
+          em,
+          'select failing_since from webhook_endpoints where id = ?',
+          [endpoint.id],
+        );
+        return row.failing_since === null ? null : new Date(row.failing_since);
+      };
+      /** Time is driven by writing the run's start, not by waiting days. */
+      const failingFor = (interval: string) =>
+        boundQuery(em, `update webhook_endpoints set failing_since = now() - ?::interval where id = ?`, [
+          interval,
+          endpoint.id,
+        ]);
+
+      // The first failure starts the run.
+      await newLearner();
+      await waitDelivery(endpoint.id, (x) => x.attempts >= 1, 'the first failure');
+      expect(await failingSince()).to.be.an.instanceOf(Date);
+
+      // Failing for just under 5 days: a delivery that fails for good leaves the endpoint on.
+      await failingFor('4 days 23 hours');
+      const first = await waitDelivery(
+        endpoint.id,
+        (x) => x.status === 'failed',
+        'the first delivery to fail',
+        20_000,
+      );
+      expect(first.attempts).to.equal(5);
+      expect((await endpointOf(endpoint.id)).body.data).to.include({ isActive: true, disabledReason: null });
+
+      // A delivery still retrying when the endpoint goes off: parked an hour ahead so it is pending then.
+      await newLearner();
+      const parked = await waitDelivery(
+        endpoint.id,
+        (x) => x.id !== first.id && x.attempts >= 1,
+        'a second delivery to be attempted',
+      );
+      await waitFor(
+        async () =>
+          (
+            await boundQuery(
+              em,
+              `update webhook_deliveries set next_attempt_at = now() + interval '1 hour'
+                where id = ? and status = 'pending' and locked_until is null returning id`,
+              [parked.id],
+            )
+          ).length === 1,
+        { what: 'the second delivery parked between attempts' },
+      );
+
+      // Five days and a minute: the next delivery that fails for good switches the endpoint off.
+      await failingFor('5 days 1 minute');
+      const runStart = (await failingSince())!;
+      await newLearner();
+      const switchedOff = await waitFor(
+        async () => {
+          const ep = (await endpointOf(endpoint.id)).body.data;
+          return ep.isActive ? null : ep;
+        },
+        { what: 'the endpoint to be switched off', timeoutMs: 30_000, intervalMs: 200 },
+      );
+      expect(switchedOff.disabledReason)
+        .to.match(/Every delivery failed for 5 days/)
+        .and.include(runStart.toISOString().slice(0, 19))
+        .and.match(/re-enable with isActive: true/);
+      expect(Date.now() - Date.parse(switchedOff.disabledAt!)).to.be.within(-60_000, 60_000);
+      const all = await deliveries(app.base, ws.key, endpoint.id);
+      expect(all).to.have.length(3);
+      const last = all.find((x) => x.id !== first.id && x.id !== parked.id)!;
+      expect(last).to.include({ status: 'failed', attempts: 5 });
+      expect(all.find((x) => x.id === parked.id)).to.include({ status: 'cancelled', nextAttemptAt: null });
+
+      // Switched off: the next event does not reach it.
+      const receiptsAtSwitchOff = r.receipts.length;
+      const control = await receiver();
+      await hook(control, ['identity.created']);
+      const after = await newLearner();
+      await waitFor(() => control.receipts.some((x) => JSON.parse(x.body).data.identity.id === after.id), {
         what: 'the control endpoint',
       });
-      expect(r.receipts).to.have.length(1);
-      expect(await deliveries(app.base, ws.key, endpoint.id)).to.have.length(1);
+      expect(r.receipts).to.have.length(receiptsAtSwitchOff);
+      expect(await deliveries(app.base, ws.key, endpoint.id)).to.have.length(3);
 
+      // Switching it back on clears the reason and starts a new run.
       const back = await call<{ data: EndpointDto }>(app.base, 'PATCH', `/webhooks/${endpoint.id}`, {
         key: ws.key,
         body: { isActive: true },
       });
-      expect(back.body.data).to.include({ isActive: true, disabledReason: null });
-      await call(app.base, 'PATCH', `/webhooks/${endpoint.id}`, { key: ws.key, body: { isActive: false } });
+      expect(back.body.data).to.include({ isActive: true, disabledReason: null, disabledAt: null });
+      expect(await failingSince()).to.equal(null);
+      await call(app.base, 'DELETE', `/webhooks/${endpoint.id}`, { key: ws.key });
+    });
+
+    it('a 2xx ends the run of failures: failures after it start a new run, and the endpoint stays on', async function () {
+      this.timeout(60_000);
+      let healthy = true;
+      const r = await receiver(() => (healthy ? { status: 200 } : { status: 500 }));
+      const { endpoint } = await hook(r, ['identity.created']);
+      const em = app.rt.orm.em.fork();
+      /** Start of the endpoint's run of failed attempts (null: none). */
+      const failingSince = async (): Promise<Date | null> => {
+        const [row] = await boundQuery<{ failing_since: string | Date | null }>(
+          em,
+          'select failing_since from webhook_endpoints where id = ?',
+          [endpoint.id],
+        );
+        return row.failing_since === null ? null : new Date(row.failing_since);
+      };
+      // As if it had been failing for six days when this delivery goes through.
+      await boundQuery(
+        em,
+        `update webhook_endpoints set failing_since = now() - interval '6 days' where id = ?`,
+        [endpoint.id],
+      );
+      await newLearner();
+      await waitDelivery(endpoint.id, (x) => x.status === 'delivered', 'the delivery');
+      await waitFor(async () => (await failingSince()) === null, { what: 'the run to end' });
+
+      healthy = false;
+      const startedFailing = Date.now();
+      await newLearner();
+      await waitDelivery(endpoint.id, (x) => x.status === 'failed', 'the next delivery to fail', 20_000);
+      const since = (await failingSince())!;
+      expect(since.getTime()).to.be.within(startedFailing - 60_000, Date.now());
+      expect((await endpointOf(endpoint.id)).body.data).to.include({ isActive: true, disabledReason: null });
+      await call(app.base, 'DELETE', `/webhooks/${endpoint.id}`, { key: ws.key });
+    });
+
+    it('an endpoint created with isActive: false receives nothing until switched on', async () => {
+      const off = await receiver();
+      const control = await receiver();
+      const { endpoint } = await createHook(app.base, ws.key, {
+        url: off.url(),
+        eventTypes: ['identity.created'],
+        isActive: false,
+      });
+      expect(endpoint.isActive).to.equal(false);
+      await hook(control, ['identity.created']);
+      const a = await newLearner();
+      await waitFor(() => control.receipts.some((x) => JSON.parse(x.body).data.identity.id === a.id), {
+        what: 'the control endpoint',
+      });
+      expect(off.receipts).to.have.length(0);
+      expect(await deliveries(app.base, ws.key, endpoint.id)).to.have.length(0);
+
+      await call(app.base, 'PATCH', `/webhooks/${endpoint.id}`, { key: ws.key, body: { isActive: true } });
+      const b = await newLearner();
+      await waitFor(() => off.receipts.some((x) => JSON.parse(x.body).data.identity.id === b.id), {
+        what: 'the endpoint once switched on',
+      });
+      expect(off.receipts).to.have.length(1);
+      await call(app.base, 'DELETE', `/webhooks/${endpoint.id}`, { key: ws.key });
     });
 
     it('inactive and deleted endpoints receive nothing; deactivating cancels pending deliveries', async () => {

@@ -13,7 +13,7 @@ import {
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { ConfigError } from '@lectern/config';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import {
   checkEndpointUrl,
   decryptSecret,
@@ -52,6 +52,7 @@ describe('webhooks: endpoints API', () => {
     expect(Object.keys(ep).sort()).to.deep.equal(
       [
         'createdAt',
+        'disabledAt',
         'disabledReason',
         'eventTypes',
         'id',
@@ -67,6 +68,7 @@ describe('webhooks: endpoints API', () => {
       url: 'https://hooks.example.com/lectern',
       isActive: true,
       disabledReason: null,
+      disabledAt: null,
     });
     expect(ep.eventTypes).to.deep.equal(['course.completed', 'identity.created']);
     expect(ep.signingSecret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -89,7 +91,7 @@ describe('webhooks: endpoints API', () => {
     expect(patched.body.data.name).to.equal('Renamed');
 
     // At rest: only AES-GCM ciphertext, bound to the endpoint id, decryptable with the configured key.
-    const [row] = await sql<{ secret_encrypted: string }>(
+    const [row] = await boundQuery<{ secret_encrypted: string }>(
       app.rt.orm.em.fork(),
       'select secret_encrypted from webhook_endpoints where id = ?',
       [ep.id],
@@ -139,6 +141,48 @@ describe('webhooks: endpoints API', () => {
     });
     expect(dup.status).to.equal(201);
     expect(dup.body.data.eventTypes).to.deep.equal(['course.viewed']);
+
+    const before = (await call<{ data: Endpoint[] }>(app.base, 'GET', '/webhooks', { key: ws.key })).body
+      .data;
+    for (const isActive of ['false', 0]) {
+      const res = await create({
+        name: 'x',
+        url: 'https://a.example.com/',
+        eventTypes: ['course.viewed'],
+        isActive,
+      });
+      expect(res.status, JSON.stringify(isActive)).to.equal(400);
+      expect((res.body as unknown as ErrorRes).issues!.map((i) => i.path)).to.deep.equal([['isActive']]);
+    }
+    const after = (await call<{ data: Endpoint[] }>(app.base, 'GET', '/webhooks', { key: ws.key })).body.data;
+    expect(after).to.have.length(before.length);
+  });
+
+  it('creates an endpoint switched off when asked (isActive: false), and switches it on later', async () => {
+    const res = await create({
+      name: 'Off',
+      url: 'https://hooks.example.com/off',
+      eventTypes: ['course.viewed'],
+      isActive: false,
+    });
+    expect(res.status).to.equal(201);
+    expect(res.body.data).to.include({ isActive: false, disabledReason: null, disabledAt: null });
+    const got = await call<{ data: Endpoint }>(app.base, 'GET', `/webhooks/${res.body.data.id}`, {
+      key: ws.key,
+    });
+    expect(got.body.data.isActive).to.equal(false);
+    const on = await call<{ data: Endpoint }>(app.base, 'PATCH', `/webhooks/${res.body.data.id}`, {
+      key: ws.key,
+      body: { isActive: true },
+    });
+    expect(on.body.data.isActive).to.equal(true);
+    const explicit = await create({
+      name: 'On',
+      url: 'https://hooks.example.com/on',
+      eventTypes: ['course.viewed'],
+      isActive: true,
+    });
+    expect(explicit.body.data.isActive).to.equal(true);
   });
 
   it('updates url, eventTypes and isActive, validating the same way', async () => {

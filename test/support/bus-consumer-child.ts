@@ -4,12 +4,12 @@
  * Args: APP FILTER_TOKEN ACK_WAIT_MS. Environment: the test run's configuration.
  */
 import { z } from 'zod';
-import { loadConfig } from '@lectern/config';
+import { BusEnv, parseEnv } from '@lectern/config';
 import { createLogger } from '@lectern/log';
 import { connectBus, runConsumer } from '@lectern/bus';
 
 const [app, token, ackWait] = process.argv.slice(2);
-const cfg = loadConfig();
+const cfg = parseEnv([BusEnv], process.env);
 const log = createLogger({ level: 'silent' });
 const bus = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: 'dying-consumer', log });
 await runConsumer({

@@ -2,33 +2,73 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type AppConfig } from '@lectern/config';
-import { createLogger } from '@lectern/log';
+import {
+  ApiEnv,
+  CertificateEnv,
+  BaseEnv,
+  BusEnv,
+  DbEnv,
+  JobsEnv,
+  MetricsEnv,
+  StorageEnv,
+  WorkerEnv,
+  parseEnv,
+  type EnvOf,
+} from '@lectern/config';
+import { createLogger, type Logger } from '@lectern/log';
 import { dropDatabase, ensureDatabase, createOrm, migrate, type EntityManager } from '@lectern/db';
 import { createStorage, type Storage } from '@lectern/storage';
 import { closeRuntime, createRuntime, type Runtime } from '@lectern/runtime';
 import { createKey, createWorkspace } from '@lectern/admin';
-import { startApiServer, type ApiServer } from '@lectern/api';
+import { PlayerEnv, startApiServer, type ApiServer } from '@lectern/api';
+import { WebhookEnv } from '@lectern/webhooks';
 import type { PlanName } from '@lectern/db';
+
+/** Every configuration piece: a test process plays the API and every worker. */
+const TEST_ENV = [
+  BaseEnv,
+  DbEnv,
+  BusEnv,
+  StorageEnv,
+  MetricsEnv,
+  ApiEnv,
+  JobsEnv,
+  WorkerEnv,
+  WebhookEnv,
+  PlayerEnv,
+  CertificateEnv,
+] as const;
+export type TestConfig = EnvOf<typeof TEST_ENV>;
+
+/** Parses a test environment with every piece. */
+export function loadTestConfig(env: Record<string, string | undefined>): TestConfig {
+  return parseEnv(TEST_ENV, env);
+}
+
+/**
+ * What a test holds: the connections, this run's shared object store and the configuration, so it can hand any
+ * library the ports it asks for (`startApiServer(rt)`, `startCsvWorker(rt)`) as a main.ts would.
+ */
+export type TestRuntime = Runtime & { cfg: TestConfig; storage: Storage };
 
 /**
  * One test run = one PostgreSQL database and one BUS_PREFIX, so runs never collide.
  * The database is created and migrated once (root hook), the loopback S3 server is shared.
  */
 export interface TestContext {
-  cfg: AppConfig;
+  cfg: TestConfig;
   storage: Storage;
   runId: string;
 }
 
 let ctx: TestContext | undefined;
 
-export function testConfig(overrides: Record<string, string> = {}): AppConfig {
+export function testConfig(overrides: Record<string, string> = {}): TestConfig {
   if (!ctx) throw new Error('test context not initialised (root hook missing?)');
-  return { ...ctx.cfg, ...loadConfig({ ...envOf(ctx.cfg), ...overrides }) };
+  return { ...ctx.cfg, ...loadTestConfig({ ...envOf(ctx.cfg), ...overrides }) };
 }
 
-function envOf(cfg: AppConfig): Record<string, string> {
+function envOf(cfg: TestConfig): Record<string, string> {
   return Object.fromEntries(
     Object.entries(cfg)
       .filter(([, v]) => v !== undefined)
@@ -47,7 +87,7 @@ export async function setupRun(): Promise<TestContext> {
   const baseDb = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbUrl = new URL(baseDb);
   dbUrl.pathname = `/lectern_test_${runId}`;
-  const cfg = loadConfig({
+  const cfg = loadTestConfig({
     DATABASE_URL: dbUrl.toString(),
     NATS_URL: process.env.TEST_NATS_URL ?? 'nats://127.0.0.1:4222',
     BUS_PREFIX: `t${runId}`,
@@ -86,18 +126,22 @@ export async function teardownRun(): Promise<void> {
   ctx = undefined;
 }
 
-/** A runtime on this run's database, bus prefix and object store. */
-export async function testRuntime(name = 'test', overrides: Record<string, string> = {}): Promise<Runtime> {
+/** A runtime on this run's database, bus prefix and object store (shared: close with `keepStorage`). */
+export async function testRuntime(
+  name = 'test',
+  overrides: Record<string, string> = {},
+  opts: { log?: Logger } = {},
+): Promise<TestRuntime> {
   const cfg = testConfig(overrides);
-  return createRuntime(cfg, {
+  const rt = await createRuntime(cfg, {
     name,
-    log: createLogger({ level: cfg.LOG_LEVEL, name }),
-    storage: context().storage,
+    log: opts.log ?? createLogger({ level: cfg.LOG_LEVEL, name }),
   });
+  return { ...rt, cfg, storage: context().storage };
 }
 
 export interface TestApp {
-  rt: Runtime;
+  rt: TestRuntime;
   api: ApiServer;
   url: string;
   base: string;

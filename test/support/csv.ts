@@ -1,5 +1,5 @@
 import type { EntityManager } from '@lectern/db';
-import { sql } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
 import { call, type Res } from './http.js';
 
 /** RFC 4180 cell: quoted only when it has to be. */
@@ -72,11 +72,13 @@ export interface JobRow {
 }
 
 export async function jobsOf(em: EntityManager, workspaceId: string): Promise<JobRow[]> {
-  return sql<JobRow>(em, 'select * from jobs where workspace_id = ? order by created_at, id', [workspaceId]);
+  return boundQuery<JobRow>(em, 'select * from jobs where workspace_id = ? order by created_at, id', [
+    workspaceId,
+  ]);
 }
 
 export async function courseCount(em: EntityManager, workspaceId: string): Promise<number> {
-  const [{ n }] = await sql<{ n: number }>(
+  const [{ n }] = await boundQuery<{ n: number }>(
     em,
     'select count(*)::int as n from courses where workspace_id = ?',
     [workspaceId],

@@ -1,3 +1,5 @@
+import { checkContract } from './contract.js';
+
 export interface Res<T = Record<string, unknown>> {
   status: number;
   headers: Headers;
@@ -29,6 +31,7 @@ export async function call<T = Record<string, unknown>>(
   } catch {
     // not JSON: leave as text
   }
+  await checkContract(base + path, method, res.status, res.headers.get('content-type'), parsed);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 

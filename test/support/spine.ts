@@ -5,13 +5,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { AppConfig } from '@lectern/config';
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { buildApp, type BuiltApp } from '@lectern/api';
-import type { Runtime } from '@lectern/runtime';
-import { closeRuntime, createRuntime } from '@lectern/runtime';
+import { closeRuntime } from '@lectern/runtime';
 import type { Logger } from '@lectern/log';
-import { context, startTestApp, testConfig, testRuntime, type TestApp } from './context.js';
+import {
+  startTestApp,
+  testConfig,
+  testRuntime,
+  type TestApp,
+  type TestConfig,
+  type TestRuntime,
+} from './context.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -97,9 +102,11 @@ export interface OutboxRow {
 }
 
 export async function outboxOf(em: EntityManager, workspaceId: string): Promise<OutboxRow[]> {
-  return sql<OutboxRow>(em, 'select * from outbox_events where workspace_id = ? order by created_at, id', [
-    workspaceId,
-  ]);
+  return boundQuery<OutboxRow>(
+    em,
+    'select * from outbox_events where workspace_id = ? order by created_at, id',
+    [workspaceId],
+  );
 }
 
 /**
@@ -107,7 +114,7 @@ export async function outboxOf(em: EntityManager, workspaceId: string): Promise<
  * `pub` before (or after) listening: the routers match against their stack per request.
  */
 export interface CustomApp {
-  rt: Runtime;
+  rt: TestRuntime;
   built: BuiltApp;
   url: string;
   base: string;
@@ -119,11 +126,9 @@ export async function startCustomApp(
   extend?: (built: BuiltApp) => void,
   opts: { log?: Logger } = {},
 ): Promise<CustomApp> {
-  const rt = opts.log
-    ? await createRuntime(testConfig(overrides), { name: 'api', log: opts.log, storage: context().storage })
-    : await testRuntime('api', overrides);
+  const rt = await testRuntime('api', overrides, { log: opts.log });
   const relay = { kick() {}, drainOnce: async () => 0, stop: async () => {} };
-  const built = buildApp({ rt, relay });
+  const built = buildApp({ ...rt, relay });
   extend?.(built);
   const server = http.createServer(built.app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -144,7 +149,7 @@ export async function startCustomApp(
 }
 
 /** The environment a CLI or child process needs to reach this run's database, bus and store. */
-export function envFor(cfg: AppConfig, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function envFor(cfg: TestConfig, overrides: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const [k, v] of Object.entries(cfg)) if (v !== undefined) env[k] = String(v);
   return { ...env, ...overrides };

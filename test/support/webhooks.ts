@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Receipt } from './webhook-receiver.js';
 import { call } from './http.js';
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 
 /**
  * Signature checks written the way a subscriber would, with node:crypto only (not Lectern's own verifier), so a
@@ -39,6 +39,7 @@ export interface EndpointDto {
   eventTypes: string[];
   isActive: boolean;
   disabledReason: string | null;
+  disabledAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -73,7 +74,7 @@ export interface DeliveryDetailDto extends Omit<DeliveryDto, 'attempts'> {
 export async function createHook(
   base: string,
   key: string,
-  body: { name?: string; url: string; eventTypes: string[] },
+  body: { name?: string; url: string; eventTypes: string[]; isActive?: boolean },
 ): Promise<{ endpoint: EndpointDto; secret: string }> {
   const res = await call<{ data: EndpointDto & { signingSecret: string } }>(base, 'POST', '/webhooks', {
     key,
@@ -116,5 +117,7 @@ export async function delivery(
 /** Removes a workspace's endpoints (and so their queued deliveries) so later tests' workers have nothing left over. */
 export async function dropHooks(em: EntityManager, workspaceIds: string[]): Promise<void> {
   if (workspaceIds.length)
-    await sql(em, 'delete from webhook_endpoints where workspace_id in (?)', [workspaceIds]);
+    await boundQuery(em, 'delete from webhook_endpoints where workspace_id = any (?::text[])', [
+      workspaceIds,
+    ]);
 }

@@ -1,13 +1,30 @@
-import { loadConfig } from '@lectern/config';
-import { closeRuntime, createRuntime, onShutdown } from '@lectern/runtime';
+import {
+  ApiEnv,
+  BaseEnv,
+  BusEnv,
+  CertificateEnv,
+  DbEnv,
+  JobsEnv,
+  MetricsEnv,
+  StorageEnv,
+  parseEnv,
+} from '@lectern/config';
+import { PlayerEnv } from './player-env.js';
+import { closeRuntime, createRuntime, onShutdown, openStorage } from '@lectern/runtime';
+import { WebhookEnv, ensureWebhookSecretKey } from '@lectern/webhooks';
 import { startApiServer } from './server.js';
-import { ensureWebhookSecretKey } from '@lectern/webhooks';
 
-const cfg = await ensureWebhookSecretKey(loadConfig());
+// The API reads its HTTP settings, the job deadlines and the webhook settings, plus what its connections need.
+const env = parseEnv(
+  [BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ApiEnv, JobsEnv, WebhookEnv, PlayerEnv, CertificateEnv],
+  process.env,
+);
+const cfg = await ensureWebhookSecretKey(env);
 const rt = await createRuntime(cfg, { name: 'api' });
-const api = await startApiServer(rt);
+const storage = await openStorage(cfg);
+const api = await startApiServer({ ...rt, storage, cfg });
 rt.log.info({ url: api.url }, 'api listening');
 onShutdown(rt.log, async () => {
   await api.close();
-  await closeRuntime(rt);
+  await closeRuntime({ ...rt, storage });
 });

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { startRelay, type Relay } from '@lectern/events';
-import type { Runtime } from '@lectern/runtime';
+import type { ApiDeps } from './deps.js';
 
 export interface ApiServer {
   server: http.Server;
@@ -42,14 +42,14 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
 
 /** Listens and runs the outbox relay (safe in every replica: rows are claimed with SKIP LOCKED). */
 export async function startApiServer(
-  rt: Runtime,
+  deps: ApiDeps,
   opts: { port?: number; host?: string; relay?: boolean } = {},
 ): Promise<ApiServer> {
   const relay =
     opts.relay === false
       ? { kick() {}, drainOnce: async () => 0, stop: async () => {} }
-      : startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
-  const { app } = buildApp({ rt, relay });
+      : startRelay({ orm: deps.orm, bus: deps.bus, log: deps.log });
+  const { app } = buildApp({ ...deps, relay });
   const server = http.createServer(app.callback());
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) =>
     answerClientError(err, socket),
@@ -58,7 +58,7 @@ export async function startApiServer(
   server.requestTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? rt.cfg.PORT, opts.host ?? rt.cfg.HOST, () => resolve());
+    server.listen(opts.port ?? deps.cfg.PORT, opts.host ?? deps.cfg.HOST, () => resolve());
   });
   const addr = server.address() as AddressInfo;
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address;

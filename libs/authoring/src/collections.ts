@@ -1,29 +1,52 @@
 import { LockMode } from '@mikro-orm/core';
-import { CollectionSchema, newId, sql, type Collection, type EntityManager } from '@lectern/db';
-import { notFound } from '@lectern/errors';
 import {
-  collectionDto,
-  type CollectionDto,
-  type CreateCollection,
-  type UpdateCollection,
-} from '@lectern/contracts';
+  CollectionSchema,
+  CourseSchema,
+  newId,
+  boundQuery,
+  type Collection,
+  type Course,
+  type EntityManager,
+} from '@lectern/db';
+import { notFound } from '@lectern/errors';
+import { type CollectionDto, type CreateCollection, type UpdateCollection } from '@lectern/contracts';
+import { collectionDto, courseDto } from './dto.js';
 import { assertRefsInWorkspace } from './refs.js';
 
 type Member = CollectionDto['courses'][number];
 
-/** Courses of each collection, in display order (`position`, then the time added). */
+/**
+ * Courses of each collection, in display order (`position`, then the time added), as Course objects without
+ * `screens` (docs/authoring.md: a collection lists courses, it does not carry their content).
+ */
 async function membersOf(em: EntityManager, collectionIds: string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>(collectionIds.map((id) => [id, []]));
   if (collectionIds.length === 0) return out;
-  const rows = await sql<{ collection_id: string; id: string; title: string; status: Member['status'] }>(
+  const rows = await boundQuery<{ collection_id: string; course_id: string }>(
     em,
-    `select cc.collection_id, c.id, c.title, c.status
-       from collection_courses cc join courses c on c.id = cc.course_id
-      where cc.collection_id in (?)
-      order by cc.collection_id, cc.position, cc.added_at, c.id`,
+    `select cc.collection_id, cc.course_id
+       from collection_courses cc
+      where cc.collection_id = any (?::text[])
+      order by cc.collection_id, cc.position, cc.added_at, cc.course_id`,
     [collectionIds],
   );
-  for (const r of rows) out.get(r.collection_id)?.push({ id: r.id, title: r.title, status: r.status });
+  if (rows.length === 0) return out;
+  const courses = await em.find(
+    CourseSchema,
+    { id: { $in: [...new Set(rows.map((r) => r.course_id))] } },
+    { exclude: ['screens'] },
+  );
+  const byId = new Map(
+    courses.map((c) => {
+      // Loaded without its screens column, which the summary leaves out anyway.
+      const { screens: _content, ...summary } = courseDto(c as Course);
+      return [c.id, summary];
+    }),
+  );
+  for (const r of rows) {
+    const course = byId.get(r.course_id);
+    if (course) out.get(r.collection_id)?.push(course);
+  }
   return out;
 }
 
@@ -125,7 +148,7 @@ export async function addCollectionCourse(
   return em.transactional(async (tx) => {
     const row = await lockCollection(tx, workspaceId, id);
     await assertRefsInWorkspace(tx, workspaceId, { courseId });
-    const inserted = await sql(
+    const inserted = await boundQuery(
       tx,
       `insert into collection_courses (collection_id, course_id, position, added_at)
        select ?, ?, coalesce(max(position), 0) + 1, now() from collection_courses where collection_id = ?
@@ -155,7 +178,7 @@ export async function moveCollectionCourse(
 ): Promise<CollectionDto> {
   return em.transactional(async (tx) => {
     const row = await lockCollection(tx, workspaceId, id);
-    const members = await sql<{ course_id: string; position: number }>(
+    const members = await boundQuery<{ course_id: string; position: number }>(
       tx,
       'select course_id, position from collection_courses where collection_id = ? order by position, added_at, course_id',
       [id],
@@ -167,8 +190,8 @@ export async function moveCollectionCourse(
       // Renumber 1..n in the new order: one statement, and any tie left by older data disappears.
       const order = members.map((m) => m.course_id);
       [order[i], order[j]] = [order[j], order[i]];
-      const cases = order.map(() => 'when ? then ?').join(' ');
-      await sql(
+      const cases = order.map(() => 'when ? then ?::int').join(' ');
+      await boundQuery(
         tx,
         `update collection_courses set position = case course_id ${cases} end where collection_id = ?`,
         [...order.flatMap((c, k) => [c, k + 1]), id],
@@ -189,7 +212,7 @@ export async function removeCollectionCourse(
 ): Promise<void> {
   await em.transactional(async (tx) => {
     const row = await lockCollection(tx, workspaceId, id);
-    const removed = await sql(
+    const removed = await boundQuery(
       tx,
       'delete from collection_courses where collection_id = ? and course_id = ? returning course_id',
       [id, courseId],

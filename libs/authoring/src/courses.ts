@@ -1,8 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
-import { CourseSchema, newId, sql, type Course, type EntityManager } from '@lectern/db';
-import { invalid, notFound } from '@lectern/errors';
+import { CourseSchema, newId, boundQuery, type Course, type EntityManager } from '@lectern/db';
+import { AppError, invalid, notFound } from '@lectern/errors';
 import { PLANS, checkCourseCeiling, checkScreenCeiling, type PlanName } from '@lectern/plans';
-import { contentHash, validateScreens } from '@lectern/courses';
+import { contentHash, courseSizeIssue, dropNullFields, validateScreens } from '@lectern/courses';
 import { recordEvent } from '@lectern/events';
 import { DEFAULT_COURSE_LOCALE, type CreateCourseInput, type UpdateCourse } from '@lectern/contracts';
 import { assertRefsInWorkspace } from './refs.js';
@@ -15,6 +15,18 @@ export interface WorkspaceRef {
 /** The player page of a course: SPEC.md `{embed_url}/<course_id>`. */
 export function embedUrl(publicUrl: string, courseId: string): string {
   return `${publicUrl.replace(/\/+$/, '')}/embed/${encodeURIComponent(courseId)}`;
+}
+
+/**
+ * The screens as they will be stored: size limits first (so an oversized body costs no more work), then
+ * known optional fields sent as null dropped, then the write rules. Throws 400 with every issue.
+ */
+function checkedScreens(raw: unknown[]): unknown[] {
+  const tooBig = courseSizeIssue(raw);
+  if (tooBig) throw invalid('The course is too large', [tooBig]);
+  const screens = dropNullFields(raw) as unknown[];
+  assertScreens(screens);
+  return screens;
 }
 
 function assertScreens(screens: unknown[]): void {
@@ -42,16 +54,15 @@ export async function createCourse(
   return em.transactional(async (tx) => {
     if (PLANS[ws.plan].maxCourses !== null) {
       // Serialises course creation per workspace: two concurrent creates cannot both pass the ceiling.
-      await sql(tx, 'select pg_advisory_xact_lock(hashtext(?))', [`lectern:courses:${ws.id}`]);
-      const [{ n }] = await sql<{ n: number }>(
+      await boundQuery(tx, 'select pg_advisory_xact_lock(hashtext(?))', [`lectern:courses:${ws.id}`]);
+      const [{ n }] = await boundQuery<{ n: number }>(
         tx,
         'select count(*)::int as n from courses where workspace_id = ?',
         [ws.id],
       );
       checkCourseCeiling(ws.plan, n);
     }
-    const screens = input.screens ?? [];
-    assertScreens(screens);
+    const screens = checkedScreens(input.screens ?? []);
     checkScreenCeiling(ws.plan, 0, screens.length);
     const themeId = input.themeId ?? null;
     const certificateId = input.certificateId ?? null;
@@ -130,13 +141,14 @@ export async function updateCourse(
   return em.transactional(async (tx) => {
     const course = await lockCourse(tx, ws.id, id);
     if (patch.screens !== undefined) {
-      assertScreens(patch.screens);
+      const screens = checkedScreens(patch.screens);
+      patch = { ...patch, screens };
       // A course already over the line after a downgrade stays editable while a write adds no screens.
-      checkScreenCeiling(ws.plan, course.screens.length, patch.screens.length);
+      checkScreenCeiling(ws.plan, course.screens.length, screens.length);
     }
     await assertRefsInWorkspace(tx, ws.id, { themeId: patch.themeId, certificateId: patch.certificateId });
     if (patch.locale !== undefined && patch.locale !== course.locale) {
-      const clash = await sql<{ id: string }>(
+      const clash = await boundQuery<{ id: string }>(
         tx,
         'select id from course_translations where course_id = ? and locale = ?',
         [course.id, patch.locale],
@@ -185,29 +197,59 @@ export async function updateCourse(
 }
 
 /**
- * The hook for SPEC.md "a course that has issued certificates cannot be
+ * SPEC.md Courses rule 3: "A course that has issued certificates cannot be
  * deleted" (409 `conflict`, unpublish instead). Called with the course row
- * locked, inside the delete's transaction. Issued certificates do not exist
- * yet; the certificates issue fills this in with a lookup that throws
- * `new AppError('conflict', …)`.
+ * locked, inside the delete's transaction; issuing a certificate takes a share
+ * lock on the same row, so a delete and a first download cannot cross. The
+ * foreign key of issued_certificates (ON DELETE RESTRICT) backs this up.
  */
 export async function assertCourseDeletable(
-  _tx: EntityManager,
-  _workspaceId: string,
-  _courseId: string,
+  tx: EntityManager,
+  workspaceId: string,
+  courseId: string,
 ): Promise<void> {
-  // Intentionally empty until issued certificates exist.
+  const [row] = await boundQuery<{ n: string }>(
+    tx,
+    'select count(*) as n from issued_certificates where course_id = ? and workspace_id = ?',
+    [courseId, workspaceId],
+  );
+  const n = Number(row?.n ?? 0);
+  if (n > 0) {
+    throw new AppError(
+      'conflict',
+      `This course has ${n} issued certificate${n === 1 ? '' : 's'} and cannot be deleted; unpublish it instead (PATCH status "draft")`,
+      { details: { issuedCertificates: n } },
+    );
+  }
 }
 
-/** DELETE /courses/:id. Collections memberships and translations cascade. */
-export async function deleteCourse(em: EntityManager, workspaceId: string, id: string): Promise<void> {
-  await em.transactional(async (tx) => {
-    const rows = await sql(tx, 'select id from courses where id = ? and workspace_id = ? for update', [
-      id,
-      workspaceId,
-    ]);
+/**
+ * DELETE /courses/:id. Collections memberships and translations cascade. Deleting a published
+ * course takes its embed link offline, so it writes course.unpublished to the outbox in the same
+ * transaction (subscribers would otherwise never learn the link went away); returns that event
+ * so the caller kicks the relay after commit.
+ */
+export async function deleteCourse(
+  em: EntityManager,
+  workspaceId: string,
+  id: string,
+  opts: { publicUrl: string },
+): Promise<{ event: CourseStatusEvent | null }> {
+  return em.transactional(async (tx) => {
+    const rows = await boundQuery<{ id: string; title: string; status: string }>(
+      tx,
+      'select id, title, status from courses where id = ? and workspace_id = ? for update',
+      [id, workspaceId],
+    );
     if (rows.length === 0) throw notFound('Course');
     await assertCourseDeletable(tx, workspaceId, id);
-    await sql(tx, 'delete from courses where id = ? and workspace_id = ?', [id, workspaceId]);
+    await boundQuery(tx, 'delete from courses where id = ? and workspace_id = ?', [id, workspaceId]);
+    if (rows[0].status !== 'published') return { event: null };
+    recordEvent(tx, workspaceId, 'course.unpublished', {
+      course: { id, title: rows[0].title },
+      embedUrl: embedUrl(opts.publicUrl, id),
+    });
+    await tx.flush();
+    return { event: 'course.unpublished' };
   });
 }

@@ -46,10 +46,5 @@ export {
   deleteTranslation,
   translationDto,
 } from './translations.js';
-export {
-  courseDto,
-  themeDto,
-  certificateTemplateDto,
-  collectionDto,
-  type CreateCourseInput,
-} from '@lectern/contracts';
+export { courseDto, themeDto, certificateTemplateDto, collectionDto } from './dto.js';
+export type { CreateCourseInput } from '@lectern/contracts';

@@ -1,4 +1,4 @@
-import { sql, type EntityManager } from '@lectern/db';
+import { boundQuery, type EntityManager } from '@lectern/db';
 import { invalid, type Issue } from '@lectern/errors';
 
 const TABLES = {
@@ -25,10 +25,11 @@ export async function assertRefsInWorkspace(
   for (const [field, id] of Object.entries(refs) as [RefField, string | null | undefined][]) {
     if (id === null || id === undefined) continue;
     const { table, what } = TABLES[field];
-    const rows = await sql(tx, `select id from ${table} where id = ? and workspace_id = ? for key share`, [
-      id,
-      workspaceId,
-    ]);
+    const rows = await boundQuery(
+      tx,
+      `select id from ${table} where id = ? and workspace_id = ? for key share`,
+      [id, workspaceId],
+    );
     if (rows.length === 0) {
       issues.push({
         code: 'unknown_reference',

@@ -2,7 +2,7 @@ import { LockMode } from '@mikro-orm/core';
 import {
   CourseTranslationSchema,
   newId,
-  sql,
+  boundQuery,
   type Course,
   type CourseTranslation,
   type EntityManager,
@@ -106,7 +106,7 @@ export async function createTranslation(
       ]);
     }
     const now = new Date();
-    const inserted = await sql<{ id: string }>(
+    const inserted = await boundQuery<{ id: string }>(
       tx,
       `insert into course_translations (id, course_id, workspace_id, locale, content, source_hash, source_fingerprints, created_at, updated_at)
        values (?, ?, ?, ?, '{}'::jsonb, ?, '{}'::jsonb, ?, ?)
@@ -115,7 +115,7 @@ export async function createTranslation(
       [newId('trn'), courseId, workspaceId, locale, course.contentHash, now, now],
     );
     if (inserted.length === 0) {
-      const [existing] = await sql<{ id: string }>(
+      const [existing] = await boundQuery<{ id: string }>(
         tx,
         'select id from course_translations where course_id = ? and locale = ?',
         [courseId, locale],

@@ -14,12 +14,12 @@ import {
 } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import type { Logger } from '@lectern/log';
-import { isAppError } from '@lectern/errors';
+import { isRetryable } from '@lectern/errors';
 
 export type { JsMsg, NatsConnection };
 
 /** The streams every deployment has; names and subjects are namespaced by BUS_PREFIX. */
-export type StreamKey = 'JOBS' | 'EVENTS' | 'DELIVERIES';
+export type StreamKey = 'JOBS' | 'EVENTS';
 
 export interface BusNames {
   prefix: string;
@@ -141,15 +141,6 @@ function streamConfigs(names: BusNames): (Partial<StreamConfig> & { name: string
       max_age: nanos(7 * DAY_MS),
       duplicate_window: nanos(60 * 60_000),
     },
-    {
-      name: names.stream('DELIVERIES'),
-      subjects: [names.subject('deliveries', '>')],
-      retention: RetentionPolicy.Workqueue,
-      storage: StorageType.File,
-      discard: DiscardPolicy.Old,
-      max_age: nanos(7 * DAY_MS),
-      duplicate_window: nanos(10 * 60_000),
-    },
   ];
 }
 
@@ -162,7 +153,14 @@ async function isNotFound(err: unknown): Promise<boolean> {
   );
 }
 
-/** Creates or updates every stream; safe to run from every process at every start. */
+/**
+ * Streams earlier versions created and nothing reads any more: `DELIVERIES` carried webhook attempts before their
+ * schedule and leases moved into PostgreSQL. Deleted at start so an upgraded deployment does not keep an idle
+ * stream (and its 7 days of stale messages) around.
+ */
+const RETIRED_STREAMS = ['DELIVERIES'];
+
+/** Creates or updates every stream and deletes retired ones; safe to run from every process at every start. */
 export async function provisionStreams(bus: Bus): Promise<void> {
   for (const cfg of streamConfigs(bus.names)) {
     try {
@@ -171,6 +169,13 @@ export async function provisionStreams(bus: Bus): Promise<void> {
     } catch (err) {
       if (!(await isNotFound(err))) throw err;
       await bus.jsm.streams.add(cfg);
+    }
+  }
+  for (const key of RETIRED_STREAMS) {
+    try {
+      await bus.jsm.streams.delete(`${bus.names.prefix}_${key}`);
+    } catch (err) {
+      if (!(await isNotFound(err))) throw err;
     }
   }
 }
@@ -245,11 +250,6 @@ export interface ConsumerHandle {
 
 export function defaultBackoff(deliveryCount: number): number {
   return Math.min(30_000, 500 * 2 ** Math.max(0, deliveryCount - 1));
-}
-
-function isRetryable(err: unknown): boolean {
-  if (isAppError(err)) return err.retryable;
-  return true; // unknown faults (DB down, network) are worth another try
 }
 
 /**

@@ -1,67 +1,23 @@
 import { z } from 'zod';
-// Pure parsers (no I/O): the webhook settings are checked with the rest of the configuration.
-import { parseRetryDelays } from '@lectern/webhooks';
-import { parseEncryptionKey } from '@lectern/webhooks';
 
 /**
- * Configuration comes from environment variables only, parsed once per process.
- * Small pieces per concern; an app merges what it needs. Every default works on a
- * developer machine with PostgreSQL and NATS on loopback.
+ * Configuration comes from environment variables only, parsed once per process in its main.ts.
+ * Small pieces per concern; each app lists the pieces it reads and `parseEnv` checks exactly those,
+ * so a worker never fails on a variable it does not read (the csv worker has no PORT). Every default
+ * works on a developer machine with PostgreSQL and NATS on loopback; no secret has a default in
+ * production.
+ *
+ * A piece is any zod schema over the environment: it may read a variable another piece also reads
+ * (the object-store piece reads NODE_ENV) and check rules across its own variables.
  */
-const bool = z
+
+/** `true|false|1|0|yes|no`, for flags. */
+export const envBool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-export const BaseEnv = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DATA_DIR: z.string().min(1).default('./var'),
-});
-
-export const DbEnv = z.object({
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .default('postgres://postgres@127.0.0.1:5432/lectern'),
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
-});
-
-export const BusEnv = z.object({
-  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
-  BUS_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - only (used in stream and subject names)')
-    .default('lectern'),
-});
-
-export const StorageEnv = z.object({
-  S3_ENDPOINT: z.string().url().optional(),
-  S3_ACCESS_KEY: z.string().min(1).default('S3RVER'),
-  S3_SECRET_KEY: z.string().min(1).default('S3RVER'),
-  S3_BUCKET: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'a valid S3 bucket name')
-    .default('lectern'),
-  S3_REGION: z.string().default('us-east-1'),
-});
-
-export const ApiEnv = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  HOST: z.string().default('0.0.0.0'),
-  PUBLIC_URL: z.string().url().optional(),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(120),
-  TRUST_PROXY: bool.default(false),
-  /** When set, GET /metrics (API and workers) requires `Authorization: Bearer <METRICS_TOKEN>`. */
-  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
-});
-
-/** A worker's own HTTP server: /healthz, /readyz and /metrics. 0 turns it off. */
-export const WorkerEnv = z.object({
-  WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
-});
-
 /** Runs a parser that throws on bad input as a zod check, so its message joins every other bad variable's. */
-const checkedBy = (parse: (v: string) => unknown) =>
+export const checkedBy = (parse: (v: string) => unknown) =>
   z.string().superRefine((v, ctx) => {
     try {
       parse(v);
@@ -70,29 +26,127 @@ const checkedBy = (parse: (v: string) => unknown) =>
     }
   });
 
-export const WebhookEnv = z.object({
-  WEBHOOK_SECRET_KEY: checkedBy((v) => parseEncryptionKey(v, 'a 32-byte key')).optional(),
-  WEBHOOK_RETRY_DELAYS: checkedBy(parseRetryDelays).optional(),
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+const NodeEnv = z.enum(['development', 'test', 'production']).default('development');
+/** Listen address of the API and of the workers' probe servers. */
+const Host = z.string().default('0.0.0.0');
+
+export const BaseEnv = z.object({
+  NODE_ENV: NodeEnv,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATA_DIR: z.string().min(1).default('./var'),
 });
+export type BaseConfig = z.output<typeof BaseEnv>;
+
+export const DbEnv = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .default('postgres://postgres@127.0.0.1:5432/lectern'),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+});
+export type DbConfig = z.output<typeof DbEnv>;
+
+export const BusEnv = z.object({
+  NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+  BUS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - only (used in stream and subject names)')
+    .default('lectern'),
+});
+export type BusConfig = z.output<typeof BusEnv>;
+
+/** The credentials of the S3-compatible server `createStorage` runs on loopback when S3_ENDPOINT is unset. */
+export const LOOPBACK_S3_KEY = 'S3RVER';
+const S3_KEYS = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
+
+/**
+ * The object store. The keys default to the loopback server's only where that cannot leak into a real
+ * store: outside production, or when no S3_ENDPOINT is set (the loopback server is then the store).
+ * Production pointed at a real endpoint must name its keys; a missing one is a configuration error.
+ */
+export const StorageEnv = z
+  .object({
+    NODE_ENV: NodeEnv,
+    S3_ENDPOINT: z.string().url().optional(),
+    S3_ACCESS_KEY: z.string().min(1).optional(),
+    S3_SECRET_KEY: z.string().min(1).optional(),
+    S3_BUCKET: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'a valid S3 bucket name')
+      .default('lectern'),
+    S3_REGION: z.string().default('us-east-1'),
+  })
+  .superRefine((v, ctx) => {
+    if (v.NODE_ENV !== 'production' || !v.S3_ENDPOINT) return;
+    for (const name of S3_KEYS) {
+      if (v[name] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `required in production when S3_ENDPOINT is set (set both S3_ACCESS_KEY and S3_SECRET_KEY to the store's credentials)`,
+        });
+    }
+  })
+  .transform(({ NODE_ENV: _readOnly, ...v }) => ({
+    ...v,
+    S3_ACCESS_KEY: v.S3_ACCESS_KEY ?? LOOPBACK_S3_KEY,
+    S3_SECRET_KEY: v.S3_SECRET_KEY ?? LOOPBACK_S3_KEY,
+  }));
+export type StorageConfig = z.output<typeof StorageEnv>;
+
+/** Read by the API and by each worker's probe server. */
+export const MetricsEnv = z.object({
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+});
+export type MetricsConfig = z.output<typeof MetricsEnv>;
+
+/** The API's HTTP server. PUBLIC_URL defaults to `http://localhost:$PORT`, without a trailing slash. */
+export const ApiEnv = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    HOST: Host,
+    PUBLIC_URL: z.string().url().optional(),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(120),
+    TRUST_PROXY: envBool.default(false),
+  })
+  .transform((v) => ({
+    ...v,
+    PUBLIC_URL: (v.PUBLIC_URL ?? `http://localhost:${v.PORT}`).replace(/\/+$/, ''),
+  }));
+export type ApiConfig = z.output<typeof ApiEnv>;
+
+/** A worker's own HTTP server: /healthz, /readyz and /metrics. 0 turns it off. */
+export const WorkerEnv = z.object({
+  WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
+  HOST: Host,
+});
+export type WorkerConfig = z.output<typeof WorkerEnv>;
 
 /**
  * Deadlines of synchronous commands (docs/jobs.md): how long a request waits for its
  * worker before answering 504 with the job id. Below the HTTP server's 120 s request
- * timeout so the caller always gets our answer.
+ * timeout so the caller always gets our answer. Read by the API, which does the waiting.
  */
 export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
+  CERTIFICATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(20_000),
 });
 
-export const AppEnv = BaseEnv.merge(DbEnv)
-  .merge(BusEnv)
-  .merge(StorageEnv)
-  .merge(ApiEnv)
-  .merge(WebhookEnv)
-  .merge(JobsEnv)
-  .merge(WorkerEnv);
-export type AppConfig = z.infer<typeof AppEnv> & { PUBLIC_URL: string };
+/** Certificates (docs/certificates.md). */
+export const CertificateEnv = z.object({
+  /** Folder holding the Noto faces in Debian's layout (fonts-noto-core, fonts-noto-cjk). */
+  CERTIFICATE_FONT_DIR: z.string().min(1).default('/usr/share/fonts'),
+  /** A template logo larger than this is left out of the PDF (with a warning in the worker log). */
+  CERTIFICATE_LOGO_MAX_BYTES: z.coerce.number().int().min(1024).max(20_000_000).default(2_000_000),
+  /** Whole logo fetch (DNS, connect, response, body). */
+  CERTIFICATE_LOGO_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /** Public verification lookups per client address per rolling minute (against serial enumeration). */
+  VERIFY_LOOKUPS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+});
+
+export type JobsConfig = z.output<typeof JobsEnv>;
+export type CertificateConfig = z.output<typeof CertificateEnv>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -101,30 +155,40 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses `env` against `schema`, throwing one error that names every bad variable. */
-export function parseEnv<S extends z.ZodType>(
-  schema: S,
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+/** What `parseEnv(pieces)` returns: every piece's output in one object. */
+export type EnvOf<P extends readonly z.ZodType[]> = Intersection<z.output<P[number]>>;
+
+/**
+ * Parses `env` against every piece, throwing one error that names every bad variable of every
+ * piece. A variable two pieces read is reported once.
+ */
+export function parseEnv<const P extends readonly z.ZodType[]>(
+  pieces: P,
   env: Record<string, string | undefined>,
-): z.infer<S> {
+): EnvOf<P> {
   // Empty strings mean "unset" so a blank line in .env does not defeat a default.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const result = schema.safeParse(cleaned);
-  if (!result.success) {
-    throw new ConfigError(
-      result.error.issues.map((i) => {
-        const name = String(i.path[0] ?? '');
-        // Never echo a secret into logs or a terminal, even a malformed one.
-        const got = /SECRET|PASSWORD|TOKEN|_KEY$/.test(name)
-          ? 'value hidden'
-          : `got ${JSON.stringify(cleaned[name] ?? null)}`;
-        return `${i.path.join('.') || '(env)'}: ${i.message} (${got})`;
-      }),
-    );
+  const problems = new Set<string>();
+  const out: Record<string, unknown> = {};
+  for (const piece of pieces) {
+    const result = piece.safeParse(cleaned);
+    if (result.success) {
+      Object.assign(out, result.data);
+      continue;
+    }
+    for (const i of result.error.issues) {
+      const name = String(i.path[0] ?? '');
+      // Never echo a secret into logs or a terminal, even a malformed one.
+      const got =
+        cleaned[name] === undefined
+          ? 'unset'
+          : /SECRET|PASSWORD|TOKEN|_KEY$/.test(name)
+            ? 'value hidden'
+            : `got ${JSON.stringify(cleaned[name])}`;
+      problems.add(`${i.path.join('.') || '(env)'}: ${i.message} (${got})`);
+    }
   }
-  return result.data;
-}
-
-export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
-  const cfg = parseEnv(AppEnv, env);
-  return { ...cfg, PUBLIC_URL: (cfg.PUBLIC_URL ?? `http://localhost:${cfg.PORT}`).replace(/\/+$/, '') };
+  if (problems.size > 0) throw new ConfigError([...problems]);
+  return out as EnvOf<P>;
 }

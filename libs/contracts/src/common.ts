@@ -11,7 +11,32 @@ export const ErrorBody = z
       .array(
         z.object({ code: z.string(), path: z.array(z.union([z.string(), z.number()])), message: z.string() }),
       )
-      .optional(),
+      .optional()
+      .meta({ description: 'At most 100; the rest are counted in issuesOmitted' }),
+    issuesOmitted: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'How many issues past the first 100 were left out' }),
+    requiredPlan: z
+      .string()
+      .optional()
+      .meta({ description: 'On 403 plan_required: the plan that unlocks the endpoint or ceiling' }),
+    limit: z
+      .number()
+      .optional()
+      .meta({ description: 'On a ceiling or size refusal (403, 413, 400): the limit that was crossed' }),
+    jobId: z
+      .string()
+      .optional()
+      .meta({ description: 'On 504 from a synchronous command: the job that is still running' }),
+    reason: z.enum(['not_finished', 'not_passed', 'anonymous', 'no_name']).optional().meta({
+      description:
+        'On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md)',
+    }),
+    issuedCertificates: z.number().int().optional().meta({
+      description: 'On 409 conflict from DELETE /courses/:id: how many certificates the course has issued',
+    }),
   })
   .meta({ id: 'Error' });
 

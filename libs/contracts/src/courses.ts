@@ -4,13 +4,9 @@
  * them. Decisions are documented in docs/authoring.md.
  */
 import { z } from 'zod';
-import { Timestamp, iso } from './common.js';
+import { Timestamp } from './common.js';
 import { CertificateTokens, CustomFont, MAX_CUSTOM_FONTS, ThemeTokens } from './design.js';
-import { ScreenSchema } from '@lectern/courses';
-import type { Course as CourseRow } from '@lectern/db';
-import type { Theme as ThemeRow } from '@lectern/db';
-import type { CertificateTemplate as CertificateTemplateRow } from '@lectern/db';
-import type { Collection as CollectionRow } from '@lectern/db';
+import { ScreenSchema } from './blocks.js';
 
 export {
   ThemeInput as CreateTheme,
@@ -167,29 +163,6 @@ export const Course = z
   .meta({ id: 'Course' });
 export type CourseDto = z.infer<typeof Course>;
 
-export function courseDto(row: CourseRow): CourseDto {
-  return {
-    id: row.id,
-    workspaceId: row.workspaceId,
-    title: row.title,
-    status: row.status,
-    screens: row.screens as CourseDto['screens'],
-    sourceKind: row.sourceKind,
-    direction: row.direction,
-    locale: row.locale,
-    customFonts: row.customFonts as CourseDto['customFonts'],
-    themeId: row.themeId,
-    certificateId: row.certificateId,
-    passingScore:
-      row.passingScore === null || row.passingScore === undefined ? null : Number(row.passingScore),
-    quizFeedback: row.quizFeedback,
-    navigation: row.navigation,
-    contentHash: row.contentHash,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
 // ------------------------------------------------------------------------- theme
 
 export const Theme = z
@@ -205,18 +178,6 @@ export const Theme = z
   .meta({ id: 'Theme' });
 export type ThemeDto = z.infer<typeof Theme>;
 
-export function themeDto(row: ThemeRow): ThemeDto {
-  return {
-    id: row.id,
-    workspaceId: row.workspaceId,
-    name: row.name,
-    tokens: row.tokens as ThemeDto['tokens'],
-    customFonts: row.customFonts as ThemeDto['customFonts'],
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
 // ---------------------------------------------------------- certificate template
 
 export const CertificateTemplate = z
@@ -230,17 +191,6 @@ export const CertificateTemplate = z
   })
   .meta({ id: 'CertificateTemplate' });
 export type CertificateTemplateDto = z.infer<typeof CertificateTemplate>;
-
-export function certificateTemplateDto(row: CertificateTemplateRow): CertificateTemplateDto {
-  return {
-    id: row.id,
-    workspaceId: row.workspaceId,
-    name: row.name,
-    tokens: row.tokens as CertificateTemplateDto['tokens'],
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
 
 // -------------------------------------------------------------------- collection
 
@@ -285,11 +235,10 @@ export const MoveCollectionCourse = z.object({
 });
 export type MoveCollectionCourse = z.infer<typeof MoveCollectionCourse>;
 
-export const CollectionCourse = z.object({
-  id: z.string(),
-  title: z.string(),
-  status: z.enum(COURSE_STATUSES),
-});
+/** A course as a collection lists it: the Course object without `screens` (docs/authoring.md). */
+export const CollectionCourse = Course.omit({ screens: true }).meta({ id: 'CollectionCourse' });
+
+export type CollectionCourseDto = z.infer<typeof CollectionCourse>;
 
 export const Collection = z
   .object({
@@ -303,21 +252,6 @@ export const Collection = z
   })
   .meta({ id: 'Collection' });
 export type CollectionDto = z.infer<typeof Collection>;
-
-export function collectionDto(
-  row: CollectionRow,
-  courses: z.infer<typeof CollectionCourse>[],
-): CollectionDto {
-  return {
-    id: row.id,
-    workspaceId: row.workspaceId,
-    name: row.name,
-    description: row.description,
-    courses,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
 
 // ------------------------------------------------------------------- translation
 

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { PagingQuery, Timestamp, iso } from './common.js';
-import type { Identity as IdentityRow } from '@lectern/db';
+import { PagingQuery, Timestamp } from './common.js';
 
 export const BULK_MAX = 500;
 
@@ -8,7 +7,11 @@ const optionalText = (max: number) => z.string().max(max).nullable().optional();
 
 export const UpsertIdentity = z
   .object({
-    externalId: z.string().trim().min(1).max(255),
+    // Stored exactly as sent: it is the caller's key, and "a" and " a" may be two of their learners.
+    externalId: z
+      .string()
+      .max(255)
+      .refine((s) => s.trim() !== '', { error: 'must not be empty or only whitespace' }),
     name: optionalText(255),
     email: z
       .union([z.email().max(320), z.literal('')])
@@ -66,18 +69,3 @@ export const BulkDeleteResult = z.object({
   requested: z.number().int(),
   identities: z.array(z.object({ id: z.string(), externalId: z.string() })),
 });
-
-export function identityDto(row: IdentityRow): IdentityDto {
-  return {
-    id: row.id,
-    externalId: row.externalId,
-    name: row.name,
-    email: row.email,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
-export function eventIdentity(row: Pick<IdentityRow, 'id' | 'externalId' | 'name' | 'email'> | null) {
-  return row ? { id: row.id, externalId: row.externalId, name: row.name, email: row.email } : null;
-}

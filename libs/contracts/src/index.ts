@@ -4,5 +4,8 @@ export * from './identities.js';
 export * from './workspace.js';
 export * from './design.js';
 export * from './webhooks.js';
+export * from './blocks.js';
 export * from './courses.js';
 export * from './jobs.js';
+export * from './learner-runs.js';
+export * from './certificates.js';

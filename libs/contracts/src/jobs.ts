@@ -1,17 +1,19 @@
 /**
  * Synchronous commands (DESIGN.md "Synchronous commands"): the bus message, and
- * for each job kind the schema of its input and of its result. `JOB_SPECS` is
- * the one typed list of every job kind: `runSyncJob` and `runJobWorker`
- * (libs/jobs) are typed by it, and a kind without a row does not compile.
- * docs/jobs.md describes the path.
+ * for each job kind the schema of its command, its input and its result.
+ * `JOB_SPECS` is the one typed list of every job kind (`JobKind` is its keys):
+ * `runSyncJob` and `runJobWorker` (libs/jobs) are typed by it, and the job
+ * registry (libs/job-registry) must hold exactly one worker per kind, or it does
+ * not compile. docs/jobs.md describes the path.
  */
 import { z } from 'zod';
 import { Course, TITLE_MAX } from './courses.js';
+import { CertificateRenderInput, CertificateRenderResult } from './certificates.js';
 
 /**
- * What travels on `<prefix>.jobs.<kind>` (msg id = job id). Deliberately small:
- * the job row is the truth for the input; large inputs are in the object store
- * under `jobs/<jobId>/…`.
+ * What travels on `<prefix>.jobs.<kind>` (msg id = job id), whatever the kind.
+ * Deliberately small: the job row is the truth for the input; large inputs are
+ * in the object store under `jobs/<jobId>/…`.
  */
 export const JobCommand = z
   .object({
@@ -21,6 +23,10 @@ export const JobCommand = z
   })
   .meta({ id: 'JobCommand' });
 export type JobCommand = z.infer<typeof JobCommand>;
+
+/** The command of one kind: `kind` is that kind, so a command on another kind's subject fails its schema. */
+const jobCommandOf = <K extends string>(kind: K) =>
+  z.object({ jobId: z.string().min(1), workspaceId: z.string().min(1), kind: z.literal(kind) });
 
 // ------------------------------------------------------------------- csv.import
 
@@ -85,6 +91,11 @@ export const CsvImportError = z
       .int()
       .optional()
       .meta({ description: 'Present when the file has more data rows than the limit (2,000)' }),
+    issuesOmitted: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'How many issues past the first 100 were left out' }),
   })
   .meta({ id: 'CsvImportError' });
 
@@ -95,11 +106,27 @@ export interface JobSpec<I extends z.ZodType, R extends z.ZodType> {
   result: R;
 }
 
-/** Every synchronous job kind. A kind is `<capability>.<verb>`; its subject is `<prefix>.jobs.<kind>`. */
-export const JOB_SPECS = {
-  'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
-} satisfies Record<string, JobSpec<z.ZodType, z.ZodType>>;
+type WithCommands<S> = {
+  [K in keyof S & string]: S[K] & { command: ReturnType<typeof jobCommandOf<K>> };
+};
 
+/** Adds each kind's command schema, built from the kind itself so the two cannot disagree. */
+function withCommands<S extends Record<string, JobSpec<z.ZodType, z.ZodType>>>(specs: S): WithCommands<S> {
+  return Object.fromEntries(
+    Object.entries(specs).map(([kind, spec]) => [kind, { ...spec, command: jobCommandOf(kind) }]),
+  ) as WithCommands<S>;
+}
+
+/** Every synchronous job kind. A kind is `<capability>.<verb>`; its subject is `<prefix>.jobs.<kind>`. */
+export const JOB_SPECS = withCommands({
+  'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
+  'certificate.render': { input: CertificateRenderInput, result: CertificateRenderResult },
+});
+
+/** The union of every job kind. */
 export type JobKind = keyof typeof JOB_SPECS;
+/** Every job kind, for the boot-time check of the job registry. */
+export const JOB_KINDS = Object.freeze(Object.keys(JOB_SPECS)) as readonly JobKind[];
+export type JobCommandOf<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['command']>;
 export type JobInput<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['input']>;
 export type JobResult<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['result']>;

@@ -1,11 +1,6 @@
 import { z } from 'zod';
-import { Timestamp, iso } from './common.js';
+import { Timestamp } from './common.js';
 import { EVENT_TYPES, EventType } from './events.js';
-import type {
-  WebhookAttempt as AttemptRow,
-  WebhookDelivery as DeliveryRow,
-  WebhookEndpoint as EndpointRow,
-} from '@lectern/db';
 
 const EventTypes = z
   .array(EventType)
@@ -23,8 +18,20 @@ const Url = z
   .meta({ description: 'Absolute http(s) URL receiving the POSTs' });
 const Name = z.string().trim().min(1).max(200);
 
+const IsActive = z.boolean().meta({
+  description:
+    'false: the endpoint receives nothing (and its pending deliveries are cancelled) until set to true',
+});
+
 export const CreateWebhook = z
-  .object({ name: Name, url: Url, eventTypes: EventTypes })
+  .object({
+    name: Name,
+    url: Url,
+    eventTypes: EventTypes,
+    isActive: IsActive.optional().meta({
+      description: 'Default true. Created with false, it receives nothing',
+    }),
+  })
   .meta({ id: 'CreateWebhook' });
 export type CreateWebhook = z.infer<typeof CreateWebhook>;
 
@@ -33,7 +40,7 @@ export const UpdateWebhook = z
     name: Name.optional(),
     url: Url.optional(),
     eventTypes: EventTypes.optional(),
-    isActive: z.boolean().optional(),
+    isActive: IsActive.optional(),
   })
   .meta({ id: 'UpdateWebhook' });
 export type UpdateWebhook = z.infer<typeof UpdateWebhook>;
@@ -46,7 +53,11 @@ export const WebhookEndpoint = z
     eventTypes: z.array(EventType),
     isActive: z.boolean(),
     disabledReason: z.string().nullable().meta({
-      description: 'Set when Lectern switched the endpoint off (the receiver answered 410); null otherwise',
+      description:
+        'Why Lectern switched the endpoint off (every delivery failed for 5 days); null otherwise. Cleared by isActive: true',
+    }),
+    disabledAt: Timestamp.nullable().meta({
+      description: 'When Lectern switched the endpoint off; null otherwise. Cleared by isActive: true',
     }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -121,58 +132,3 @@ export const TestWebhook = z
     }),
   })
   .meta({ id: 'TestWebhook' });
-
-export function webhookEndpointDto(row: EndpointRow): WebhookEndpointDto {
-  return {
-    id: row.id,
-    name: row.name,
-    url: row.url,
-    eventTypes: row.eventTypes as WebhookEndpointDto['eventTypes'],
-    isActive: row.isActive,
-    disabledReason: row.disabledReason,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
-export function webhookDeliveryDto(row: DeliveryRow): WebhookDeliveryDto {
-  return {
-    id: row.id,
-    eventId: row.eventId,
-    eventType: row.eventType as WebhookDeliveryDto['eventType'],
-    status: row.status,
-    attempts: row.attempts,
-    lastStatusCode: row.lastStatusCode,
-    nextAttemptAt: row.status === 'pending' ? iso(row.nextAttemptAt) : null,
-    createdAt: iso(row.createdAt)!,
-    updatedAt: iso(row.updatedAt)!,
-  };
-}
-
-export function webhookAttemptDto(row: AttemptRow): WebhookAttemptDto {
-  return {
-    attempt: row.attempt,
-    statusCode: row.statusCode,
-    error: row.error,
-    durationMs: row.durationMs,
-    responseBody: row.responseBody,
-    startedAt: iso(row.startedAt)!,
-  };
-}
-
-export function webhookDeliveryDetailDto(row: DeliveryRow, attempts: AttemptRow[]): WebhookDeliveryDetailDto {
-  const item = webhookDeliveryDto(row);
-  return {
-    id: item.id,
-    eventId: item.eventId,
-    eventType: item.eventType,
-    status: item.status,
-    lastStatusCode: item.lastStatusCode,
-    lastError: row.lastError,
-    nextAttemptAt: item.nextAttemptAt,
-    createdAt: item.createdAt,
-    updatedAt: item.updatedAt,
-    payload: row.payload,
-    attempts: attempts.map(webhookAttemptDto),
-  };
-}

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { blockFieldsOf, type BlockData, type BlockType } from './blocks.js';
+import { blockFieldsOf, type BlockData, type BlockType } from '@lectern/contracts';
 import { isFilled, isRecord } from './util.js';
 
 /**

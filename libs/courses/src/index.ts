@@ -1,13 +1,17 @@
 /**
- * The block catalogue: the 39 block types and their fields, the lenient write
- * check and the strict check for machine-made content, grading and the
- * learner view, the content hash, and translatable text. Pure code, no I/O.
- * See docs/blocks.md.
+ * The block catalogue: the lenient write check and the strict check for
+ * machine-made content, grading and the learner view, the content hash, and
+ * translatable text. Pure code, no I/O. See docs/blocks.md.
+ *
+ * The 39 block types and their field schemas are the course body's contract and
+ * live in libs/contracts; they are re-exported here so that code working on
+ * course content keeps one import for the catalogue and what runs over it.
  */
 export {
   BLOCK_TYPES,
   GENERATABLE_TYPES,
   MAX_STACK_CARDS,
+  COURSE_LIMITS,
   TIMED_QUESTION_SECONDS,
   BlockFields,
   BlockSchemas,
@@ -20,8 +24,9 @@ export {
   type BlockData,
   type Block,
   type Screen,
-} from './blocks.js';
-export { validateScreens } from './validate.js';
+} from '@lectern/contracts';
+export { validateScreens, courseSizeIssue } from './validate.js';
+export { dropNullFields } from './normalize.js';
 export {
   strictCheckBlock,
   strictCheckScreens,
@@ -47,6 +52,7 @@ export { stripAnswerKeys } from './learner-view.js';
 export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
 export {
   TEXT_FIELDS,
+  escapePathId,
   translatableFields,
   applyTranslation,
   isKnownPath,

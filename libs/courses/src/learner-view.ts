@@ -1,4 +1,4 @@
-import type { Block, Screen } from './blocks.js';
+import type { Block, Screen } from '@lectern/contracts';
 import { learnerItemId, type AnswerKeyOptions } from './grading.js';
 import { projectScreens } from './project.js';
 import { isRecord, type JsonRecord } from './util.js';

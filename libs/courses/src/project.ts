@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BlockFields, isBlockType, type Block, type Screen } from './blocks.js';
+import { BlockFields, isBlockType, type Block, type Screen } from '@lectern/contracts';
 import { isRecord, type JsonRecord } from './util.js';
 
 /**

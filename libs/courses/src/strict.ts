@@ -1,6 +1,5 @@
 import type { Issue } from '@lectern/errors';
 import {
-  BLOCK_TYPES,
   blockFieldsOf,
   isBlockType,
   MAX_STACK_CARDS,
@@ -8,9 +7,9 @@ import {
   type BlockData,
   type BlockType,
   type Screen,
-} from './blocks.js';
+} from '@lectern/contracts';
 import { isFilled, isRecord } from './util.js';
-import { blockFieldIssues, IdRegistry, type Path } from './validate.js';
+import { blockFieldIssues, IdRegistry, unknownTypeMessage, type Path } from './validate.js';
 
 /**
  * The strict check for machine-made content (generation, imports): on top of
@@ -309,11 +308,7 @@ export function strictCheckBlock(block: unknown, opts: StrictOptions = {}): Issu
   const r = new Rules();
   if (!isFilled(block.id)) r.add('required', ['id'], 'block id must be a non-empty string');
   if (!isBlockType(block.type)) {
-    r.add(
-      'unknown_type',
-      ['type'],
-      `unknown block type ${JSON.stringify(block.type)}; allowed: ${BLOCK_TYPES.join(', ')}`,
-    );
+    r.add('unknown_type', ['type'], unknownTypeMessage(block.type));
     return r.issues;
   }
   const allowed = opts.allowedTypes;

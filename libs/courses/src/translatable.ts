@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Issue } from '@lectern/errors';
-import { isBlockType, type BlockType } from './blocks.js';
+import { isBlockType, type BlockType } from '@lectern/contracts';
 import { blankMarkers } from './strict.js';
 import { isFilled, isRecord, type JsonRecord } from './util.js';
 
@@ -79,7 +79,15 @@ interface Slot extends TranslatableField {
 function itemNames(list: unknown[]): string[] {
   const ids = list.map((x) => (isRecord(x) && isFilled(x.id) ? x.id : null));
   const unique = ids.every((id) => id !== null) && new Set(ids).size === ids.length;
-  return unique ? (ids as string[]) : list.map((_, i) => String(i));
+  return unique ? (ids as string[]).map(escapePathId) : list.map((_, i) => String(i));
+}
+
+/**
+ * An id as it appears inside a path: `\`, `.` and `:` are escaped with a backslash, so ids may
+ * contain them and still never collide (screen `s1.b:m1` is `s:s1\.b\:m1`, not a block of `s1`).
+ */
+export function escapePathId(id: string): string {
+  return id.replace(/[\\.:]/g, '\\$&');
 }
 
 /** Field patterns as a tree, so the items of one array are walked item by item (reading order). */
@@ -149,7 +157,7 @@ function slots(course: TranslatableCourse): Slot[] {
   if (!Array.isArray(course.screens)) return out;
   for (const screen of course.screens) {
     if (!isRecord(screen) || !isFilled(screen.id)) continue;
-    const group = `s:${screen.id}`;
+    const group = `s:${escapePathId(screen.id)}`;
     if (typeof screen.title === 'string') {
       add({
         path: `${group}.title`,
@@ -162,7 +170,7 @@ function slots(course: TranslatableCourse): Slot[] {
     if (!Array.isArray(screen.blocks)) continue;
     for (const block of screen.blocks) {
       if (!isRecord(block) || !isFilled(block.id) || !isBlockType(block.type)) continue;
-      const prefix = `${group}.b:${block.id}`;
+      const prefix = `${group}.b:${escapePathId(block.id)}`;
       walk(block, TREES[block.type], [], [], (segments, label, holder, key) => {
         const text = holder[key];
         if (typeof text !== 'string') return;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { issuesFromZod, type Issue } from '@lectern/errors';
-import { BLOCK_TYPES, BlockFields, isBlockType } from './blocks.js';
+import { BlockFields, COURSE_LIMITS, isBlockType } from '@lectern/contracts';
 import { isRecord } from './util.js';
 
 export type Path = (string | number)[];
@@ -44,6 +44,44 @@ export function formatPath(path: Path): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }
 
+/** Short on purpose: it may repeat once per block, so it names the catalogue instead of listing 39 types. */
+export function unknownTypeMessage(type: unknown): string {
+  const shown = typeof type === 'string' && type.length > 40 ? `${type.slice(0, 40)}…` : type;
+  return `unknown block type ${JSON.stringify(shown)}; the 39 types are listed in docs/blocks.md`;
+}
+
+/** One issue when `screens` is over a size limit (COURSE_LIMITS), before any screen is validated. */
+export function courseSizeIssue(screens: unknown[]): Issue | null {
+  if (screens.length > COURSE_LIMITS.screens) {
+    return {
+      code: 'too_many_items',
+      path: ['screens'],
+      message: `a course holds at most ${COURSE_LIMITS.screens} screens; got ${screens.length}`,
+    };
+  }
+  let total = 0;
+  for (let s = 0; s < screens.length; s++) {
+    const screen = screens[s];
+    const blocks = isRecord(screen) && Array.isArray(screen.blocks) ? screen.blocks.length : 0;
+    if (blocks > COURSE_LIMITS.blocksPerScreen) {
+      return {
+        code: 'too_many_items',
+        path: ['screens', s, 'blocks'],
+        message: `a screen holds at most ${COURSE_LIMITS.blocksPerScreen} blocks; got ${blocks}`,
+      };
+    }
+    total += blocks;
+  }
+  if (total > COURSE_LIMITS.blocks) {
+    return {
+      code: 'too_many_items',
+      path: ['screens'],
+      message: `a course holds at most ${COURSE_LIMITS.blocks} blocks; got ${total}`,
+    };
+  }
+  return null;
+}
+
 /** The lenient field check of one block whose envelope is known good; paths are prefixed with `at`. */
 export function blockFieldIssues(block: Record<string, unknown>, at: Path): Issue[] {
   if (!isBlockType(block.type)) {
@@ -51,7 +89,7 @@ export function blockFieldIssues(block: Record<string, unknown>, at: Path): Issu
       {
         code: 'unknown_type',
         path: [...at, 'type'],
-        message: `unknown block type ${JSON.stringify(block.type)}; allowed: ${BLOCK_TYPES.join(', ')}`,
+        message: unknownTypeMessage(block.type),
       },
     ];
   }
@@ -72,6 +110,8 @@ export function validateScreens(screens: unknown): Issue[] {
   if (!Array.isArray(screens)) {
     return [{ code: 'invalid_type', path: ['screens'], message: 'screens must be an array of screens' }];
   }
+  const tooBig = courseSizeIssue(screens);
+  if (tooBig) return [tooBig];
   const issues: Issue[] = [];
   const screenIds = new IdRegistry('screen');
   const blockIds = new IdRegistry('block');

@@ -17,6 +17,7 @@ export {
 export { detectDelimiter, type CsvDelimiter } from './read-csv.js';
 export {
   startCsvWorker,
+  csvImportJob,
   handleCsvImport,
   toImportIssues,
   importTitle,

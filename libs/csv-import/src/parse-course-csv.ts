@@ -1,6 +1,14 @@
 import type { BlockType } from '@lectern/courses';
 import { CSV_MAX_ROWS, CsvRowLimitError } from './csv-errors.js';
-import { decodeCsv, readCsv, type CsvRecord } from './read-csv.js';
+import {
+  CSV_MAX_COLUMNS,
+  CsvNotTextError,
+  decodeCsv,
+  detectDelimiter,
+  headerWidth,
+  readCsv,
+  type CsvRecord,
+} from './read-csv.js';
 import {
   CSV_COLUMNS,
   normalizeName,
@@ -45,7 +53,13 @@ export function parseCourseCsv(
     throw new RangeError(`maxRows must be a positive integer; got ${maxRows}`);
   }
 
-  const text = decodeCsv(input);
+  let text: string;
+  try {
+    text = decodeCsv(input);
+  } catch (err) {
+    if (!(err instanceof CsvNotTextError)) throw err;
+    return { screens: [], issues: [{ row: 1, code: 'not_text', message: err.message }], rowCount: 0 };
+  }
   if (text.trim() === '') {
     return {
       screens: [],
@@ -58,6 +72,14 @@ export function parseCourseCsv(
       ],
       rowCount: 0,
     };
+  }
+
+  // A header this wide is not a course CSV; reading it would only build a huge list of unknown columns.
+  const width = headerWidth(text, detectDelimiter(text));
+  if (width > CSV_MAX_COLUMNS) {
+    const line = text.slice(0, text.search(/[^\r\n]|$/)).split(/\r\n|\r|\n/).length;
+    const message = `The header row has ${width.toLocaleString('en-US')} columns; a course CSV has at most ${CSV_MAX_COLUMNS}`;
+    return { screens: [], issues: [{ row: line, code: 'too_many_columns', message }], rowCount: 0 };
   }
 
   let header: CsvRecord | undefined;

@@ -29,6 +29,7 @@ export interface CsvIssue {
 
 export type CsvIssueCode =
   // file and header
+  | 'not_text'
   | 'empty_file'
   | 'no_rows'
   | 'missing_column'

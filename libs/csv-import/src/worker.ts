@@ -1,10 +1,16 @@
 import { AppError } from '@lectern/errors';
-import { sql, type PlanName } from '@lectern/db';
+import { boundQuery, type PlanName } from '@lectern/db';
 import { createCourse } from '@lectern/authoring';
 import { TITLE_MAX } from '@lectern/contracts';
 import type { CsvImportIssue, CsvImportJobResult } from '@lectern/contracts';
-import { runJobWorker, type ClaimedJob, type JobContext, type JobWorkerHandle } from '@lectern/jobs';
-import type { Runtime } from '@lectern/runtime';
+import {
+  runJobWorker,
+  type ClaimedJob,
+  type JobContext,
+  type JobWorkerDeps,
+  type JobWorkerHandle,
+  type JobWorkerOptions,
+} from '@lectern/jobs';
 import { CsvRowLimitError } from './csv-errors.js';
 import { parseCourseCsv } from './parse-course-csv.js';
 import type { CsvIssue } from './types.js';
@@ -58,7 +64,7 @@ export async function handleCsvImport(
   }
 
   // The plan is read here, at the moment of writing, not when the request came in.
-  const [ws] = await sql<{ id: string; plan: PlanName }>(
+  const [ws] = await boundQuery<{ id: string; plan: PlanName }>(
     ctx.em,
     'select id, plan from workspaces where id = ?',
     [job.workspaceId],
@@ -77,19 +83,22 @@ export async function handleCsvImport(
   return { courseId: course.id, issues };
 }
 
+/** The `csv.import` entry of the job registry: one durable consumer on `<prefix>.jobs.csv.import`. */
+export const csvImportJob: JobWorkerOptions<typeof CSV_IMPORT_KIND> = {
+  kind: CSV_IMPORT_KIND,
+  app: CSV_WORKER_APP,
+  handler: handleCsvImport,
+  concurrency: 4,
+  // A 2,000-row file parses and stores in well under a second; 30 s leaves room for a slow database.
+  ackWaitMs: 30_000,
+  maxDeliver: 5,
+};
+
 export interface CsvWorkerOptions {
   concurrency?: number;
 }
 
-/** The csv worker: one durable consumer on `<prefix>.jobs.csv.import` (apps/csv-worker, `lectern start`). */
-export function startCsvWorker(rt: Runtime, opts: CsvWorkerOptions = {}): Promise<JobWorkerHandle> {
-  return runJobWorker(rt, {
-    kind: CSV_IMPORT_KIND,
-    app: CSV_WORKER_APP,
-    handler: handleCsvImport,
-    concurrency: opts.concurrency ?? 4,
-    // A 2,000-row file parses and stores in well under a second; 30 s leaves room for a slow database.
-    ackWaitMs: 30_000,
-    maxDeliver: 5,
-  });
+/** The csv worker alone (apps/csv-worker); `lectern start` runs the same entry through the job registry. */
+export function startCsvWorker(deps: JobWorkerDeps, opts: CsvWorkerOptions = {}): Promise<JobWorkerHandle> {
+  return runJobWorker(deps, { ...csvImportJob, concurrency: opts.concurrency ?? csvImportJob.concurrency });
 }

@@ -1,8 +1,11 @@
 import type { EntityManager } from '@lectern/db';
-import { IdentitySchema, newId, sql, type Identity } from '@lectern/db';
+import { IdentitySchema, newId, boundQuery, type Identity } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { recordEvent } from '@lectern/events';
-import { eventIdentity, type UpsertIdentity } from '@lectern/contracts';
+import type { UpsertIdentity } from '@lectern/contracts';
+import { eventIdentity } from './dto.js';
+
+export { identityDto, eventIdentity } from './dto.js';
 
 interface Row {
   id: string;
@@ -75,7 +78,7 @@ export async function upsertIdentities(
       );
       return '(?, ?, ?, ?, ?, ?::boolean, ?::boolean, ?::timestamptz, ?::timestamptz)';
     });
-    const rows = await sql<Row>(
+    const rows = await boundQuery<Row>(
       tx,
       `with input(id, workspace_id, external_id, name, email, has_name, has_email, created_at, updated_at) as (values ${tuples.join(', ')})
        insert into identities as t (id, workspace_id, external_id, name, email, created_at, updated_at)
@@ -141,14 +144,14 @@ export async function bulkDeleteIdentities(
   const conds: string[] = [];
   const params: unknown[] = [workspaceId];
   if (ids.length) {
-    conds.push('id in (?)');
+    conds.push('id = any (?::text[])');
     params.push(ids);
   }
   if (ext.length) {
-    conds.push('external_id in (?)');
+    conds.push('external_id = any (?::text[])');
     params.push(ext);
   }
-  const rows = await sql<{ id: string; external_id: string }>(
+  const rows = await boundQuery<{ id: string; external_id: string }>(
     em,
     `delete from identities where workspace_id = ? and (${conds.join(' or ')}) returning id, external_id`,
     params,

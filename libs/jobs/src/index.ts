@@ -1,13 +1,15 @@
 /**
  * Synchronous commands (DESIGN.md "Synchronous commands", docs/jobs.md): the API half
- * (`runSyncJob`: job row → bus → wait → answer from the row) and the worker half
- * (`runJobWorker`: atomic claim, handler and result in one transaction, done notice).
+ * (`runSyncJob`: job row → bus → wait → answer from the row), the worker half
+ * (`runJobWorker`: atomic claim, blobs read, handler and result in one transaction, done
+ * notice) and the typed registry of one worker per job kind, checked at boot.
  * Every worker that answers an HTTP request — CSV, SCORM, certificates, media — uses it.
  */
 export {
   runSyncJob,
   jobSubject,
   jobBlobKey,
+  type SyncJobDeps,
   type SyncJobOptions,
   type SyncJobOutcome,
   type JobBlob,
@@ -18,15 +20,18 @@ export {
   JOB_DEFAULTS,
   type ClaimedJob,
   type JobContext,
+  type JobDeps,
+  type JobWorkerDeps,
   type JobHandler,
   type JobOutcome,
   type JobWorkerHandle,
   type JobWorkerOptions,
 } from './job-worker.js';
+export { toStoredError, fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';
 export {
-  toStoredError,
-  fromStoredError,
-  jobTimeoutError,
-  isRetryableJobError,
-  type StoredJobError,
-} from './job-errors.js';
+  checkJobRegistry,
+  jobWorkersOf,
+  JobRegistryError,
+  type JobRegistry,
+  type RegisteredJobWorker,
+} from './registry.js';

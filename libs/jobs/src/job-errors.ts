@@ -61,8 +61,3 @@ export function jobTimeoutError(jobId: string, what: string, timeoutMs: number):
     { details: { jobId }, retryable: false },
   );
 }
-
-/** Unknown faults (database down, a bug) are worth another delivery; AppErrors say for themselves. */
-export function isRetryableJobError(err: unknown): boolean {
-  return isAppError(err) ? err.retryable : true;
-}

@@ -1,10 +1,11 @@
-import { AppError } from '@lectern/errors';
-import { sql, type EntityManager } from '@lectern/db';
-import { notifyJobDone, runConsumer, type ConsumerHandle } from '@lectern/bus';
+import { AppError, isRetryable } from '@lectern/errors';
+import { boundQuery, type EntityManager, type MikroORM } from '@lectern/db';
+import { notifyJobDone, runConsumer, type Bus, type ConsumerHandle } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
-import type { Runtime } from '@lectern/runtime';
-import { JOB_SPECS, JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
-import { isRetryableJobError, toStoredError, type StoredJobError } from './job-errors.js';
+import type { Metrics } from '@lectern/metrics';
+import type { Storage } from '@lectern/storage';
+import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
+import { toStoredError, type StoredJobError } from './job-errors.js';
 
 /** A job as its handler sees it, after the claim. */
 export interface ClaimedJob<K extends JobKind> {
@@ -25,10 +26,26 @@ export interface JobContext {
    * commit together with the job's result, or not at all.
    */
   em: EntityManager;
-  rt: Runtime;
   log: Logger;
-  /** The bytes of a blob stored with the job. A name the job has no blob for is not retried; a store outage is. */
+  /**
+   * The bytes of a blob stored with the job, read from the object store before the job's
+   * transaction began (no transaction or row lock is held across object-store I/O). A name
+   * the job has no blob for is not retried.
+   */
   readBlob(name: string): Promise<Buffer>;
+}
+
+/** What `processJob` uses: PostgreSQL, NATS (done notices) and the object store (job blobs). */
+export interface JobDeps {
+  orm: MikroORM;
+  bus: Bus;
+  storage: Pick<Storage, 'get'>;
+}
+
+/** What a job worker uses: `JobDeps`, plus where it logs and counts. */
+export interface JobWorkerDeps extends JobDeps {
+  log: Logger;
+  metrics?: Pick<Metrics, 'jobs' | 'consumerMessage'>;
 }
 
 export type JobHandler<K extends JobKind> = (job: ClaimedJob<K>, ctx: JobContext) => Promise<JobResult<K>>;
@@ -65,15 +82,35 @@ interface ClaimRow {
 
 export const JOB_DEFAULTS = { concurrency: 4, ackWaitMs: 30_000, maxDeliver: 5 } as const;
 
-/** Ends a job as failed unless it already ended; returns whether this call ended it. */
-async function failJob(em: EntityManager, jobId: string, error: StoredJobError): Promise<boolean> {
-  const rows = await sql(
+/** Ends a job of `kind` as failed unless it already ended; returns whether this call ended it. */
+async function failJob(
+  em: EntityManager,
+  jobId: string,
+  kind: JobKind,
+  error: StoredJobError,
+): Promise<boolean> {
+  const rows = await boundQuery(
     em,
     `update jobs set status = 'failed', error = ?::jsonb, result = null, completed_at = now(), updated_at = now()
-      where id = ? and status in ('queued', 'processing') returning id`,
-    [JSON.stringify(error), jobId],
+      where id = ? and kind = ? and status in ('queued', 'processing') returning id`,
+    [JSON.stringify(error), jobId, kind],
   );
   return rows.length > 0;
+}
+
+/**
+ * Every blob of a job, read into memory. Done before the job's transaction opens, so no
+ * database connection or job-row lock waits on the object store (a SCORM or media package
+ * may be 100 MB). A store outage throws, and the delivery is retried like any fault.
+ */
+async function readBlobs(
+  storage: Pick<Storage, 'get'>,
+  blobs: Record<string, string>,
+): Promise<Map<string, Buffer>> {
+  const entries = await Promise.all(
+    Object.entries(blobs).map(async ([name, key]) => [name, await storage.get(key)] as const),
+  );
+  return new Map(entries);
 }
 
 function blobsOf(input: Record<string, unknown> | null): Record<string, string> {
@@ -94,6 +131,7 @@ function blobsOf(input: Record<string, unknown> | null): Record<string, string> 
  * - The claim is one atomic UPDATE (`queued|processing` → `processing`, attempts + 1).
  *   A job that already ended is not claimed: the done notice is sent again (the API may
  *   still be waiting) and nothing else happens.
+ * - The job's blobs are read from the object store next, outside any transaction.
  * - The handler runs in a transaction that first locks the job row and checks it is still
  *   `processing`; the result is written in that same transaction. Two deliveries of one
  *   job (a redelivery racing a slow worker) therefore produce one set of domain rows: the
@@ -102,15 +140,15 @@ function blobsOf(input: Record<string, unknown> | null): Record<string, string> 
  *   `failed` with `{code, message, issues, details}`; then the done notice.
  */
 export async function processJob<K extends JobKind>(
-  rt: Runtime,
+  deps: JobDeps,
   opts: Pick<JobWorkerOptions<K>, 'kind' | 'handler' | 'maxDeliver'>,
   cmd: JobCommand,
   deliveryCount: number,
   log: Logger,
 ): Promise<JobOutcome> {
   const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
-  const em = rt.orm.em.fork();
-  const [claimed] = await sql<ClaimRow>(
+  const em = deps.orm.em.fork();
+  const [claimed] = await boundQuery<ClaimRow>(
     em,
     `update jobs set status = 'processing', attempts = attempts + 1, updated_at = now()
       where id = ? and kind = ? and status in ('queued', 'processing')
@@ -118,7 +156,7 @@ export async function processJob<K extends JobKind>(
     [cmd.jobId, opts.kind],
   );
   if (!claimed) {
-    const [row] = await sql<{ status: string; kind: string }>(
+    const [row] = await boundQuery<{ status: string; kind: string }>(
       em,
       'select status, kind from jobs where id = ?',
       [cmd.jobId],
@@ -132,7 +170,7 @@ export async function processJob<K extends JobKind>(
       );
     } else {
       log.info({ jobId: cmd.jobId, status: row.status }, 'job already ended; redelivery ignored');
-      notifyJobDone(rt.bus, cmd.jobId);
+      notifyJobDone(deps.bus, cmd.jobId);
     }
     return 'skipped';
   }
@@ -143,8 +181,8 @@ export async function processJob<K extends JobKind>(
   const input = spec.input.safeParse(claimed.input ?? {});
   if (!input.success) {
     jobLog.error({ issues: input.error.issues }, 'job input fails its schema; job failed');
-    await failJob(em, claimed.id, { code: 'internal_error', message: 'The job input is invalid' });
-    notifyJobDone(rt.bus, claimed.id);
+    await failJob(em, claimed.id, opts.kind, { code: 'internal_error', message: 'The job input is invalid' });
+    notifyJobDone(deps.bus, claimed.id);
     return 'failed';
   }
   const job: ClaimedJob<K> = {
@@ -157,20 +195,22 @@ export async function processJob<K extends JobKind>(
   };
 
   try {
+    const bytes = await readBlobs(deps.storage, blobs);
     const completed = await em.transactional(async (tx) => {
-      const [locked] = await sql<{ status: string }>(tx, 'select status from jobs where id = ? for update', [
-        job.id,
-      ]);
+      const [locked] = await boundQuery<{ status: string }>(
+        tx,
+        'select status from jobs where id = ? for update',
+        [job.id],
+      );
       if (locked?.status !== 'processing') return false;
       const ctx: JobContext = {
         em: tx,
-        rt,
         log: jobLog,
         async readBlob(name) {
-          const key = blobs[name];
-          if (!key)
+          const body = bytes.get(name);
+          if (!body)
             throw new AppError('internal_error', `job ${job.id} has no blob "${name}"`, { retryable: false });
-          return rt.storage.get(key);
+          return body;
         },
       };
       const result = await opts.handler(job, ctx);
@@ -187,7 +227,7 @@ export async function processJob<K extends JobKind>(
       }
       // Flush what the handler left in the unit of work before the job is marked done.
       await tx.flush();
-      await sql(
+      await boundQuery(
         tx,
         // clock_timestamp(), not now(): now() is when the transaction began, before the handler ran.
         `update jobs set status = 'completed', result = ?::jsonb, error = null,
@@ -197,7 +237,7 @@ export async function processJob<K extends JobKind>(
       );
       return true;
     });
-    notifyJobDone(rt.bus, job.id);
+    notifyJobDone(deps.bus, job.id);
     if (!completed) {
       jobLog.info('job ended by another delivery meanwhile; nothing done');
       return 'skipped';
@@ -205,7 +245,7 @@ export async function processJob<K extends JobKind>(
     jobLog.info('job completed');
     return 'completed';
   } catch (err) {
-    const retry = isRetryableJobError(err) && deliveryCount < maxDeliver;
+    const retry = isRetryable(err) && deliveryCount < maxDeliver;
     if (retry) {
       // Leave the job `processing`; the consumer naks the message with backoff.
       throw err;
@@ -216,8 +256,8 @@ export async function processJob<K extends JobKind>(
     } else {
       jobLog.info({ code: stored.code, message: stored.message }, 'job refused');
     }
-    await failJob(em, job.id, stored);
-    notifyJobDone(rt.bus, job.id);
+    await failJob(em, job.id, opts.kind, stored);
+    notifyJobDone(deps.bus, job.id);
     return 'failed';
   }
 }
@@ -229,18 +269,19 @@ export async function processJob<K extends JobKind>(
  * and its job (when the id is readable) is failed so the API stops waiting.
  */
 export async function runJobWorker<K extends JobKind>(
-  rt: Runtime,
+  deps: JobWorkerDeps,
   opts: JobWorkerOptions<K>,
 ): Promise<JobWorkerHandle> {
-  const log = rt.log.child({ worker: opts.app });
+  const { metrics } = deps;
+  const log = deps.log.child({ worker: opts.app });
   const counts: Record<JobOutcome, number> = { completed: 0, failed: 0, skipped: 0 };
   const count = (outcome: JobOutcome) => {
     counts[outcome]++;
-    rt.metrics?.jobs.inc({ kind: opts.kind, outcome });
+    metrics?.jobs.inc({ kind: opts.kind, outcome });
   };
   const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
   const handle: ConsumerHandle = await runConsumer({
-    bus: rt.bus,
+    bus: deps.bus,
     spec: {
       stream: 'JOBS',
       app: opts.app,
@@ -248,21 +289,23 @@ export async function runJobWorker<K extends JobKind>(
       ackWaitMs: opts.ackWaitMs ?? JOB_DEFAULTS.ackWaitMs,
       maxDeliver,
     },
-    schema: JobCommand,
+    // The kind's own command schema: a message for another kind on this subject is poison.
+    schema: JOB_SPECS[opts.kind].command,
     log,
     concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency,
     backoffMs: opts.backoffMs,
-    onMessage: rt.metrics?.consumerMessage,
+    onMessage: metrics?.consumerMessage,
     handler: async (cmd, { deliveryCount }) => {
-      count(await processJob(rt, { ...opts, maxDeliver }, cmd, deliveryCount, log));
+      count(await processJob(deps, { ...opts, maxDeliver }, cmd, deliveryCount, log));
     },
     onGiveUp: async (payload, err) => {
       const jobId = (payload as { jobId?: unknown } | null)?.jobId;
       if (typeof jobId !== 'string' || jobId === '') return;
-      const ended = await failJob(rt.orm.em.fork(), jobId, toStoredError(err));
+      // Only a job of this worker's kind: a stray message must not end another kind's job.
+      const ended = await failJob(deps.orm.em.fork(), jobId, opts.kind, toStoredError(err));
       if (ended) {
         count('failed');
-        notifyJobDone(rt.bus, jobId);
+        notifyJobDone(deps.bus, jobId);
       }
     },
   });

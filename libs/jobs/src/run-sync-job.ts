@@ -1,7 +1,8 @@
 import { AppError } from '@lectern/errors';
-import { newId, sql } from '@lectern/db';
-import { requestJob, type BusNames } from '@lectern/bus';
-import type { Runtime } from '@lectern/runtime';
+import { newId, boundQuery, type MikroORM } from '@lectern/db';
+import { requestJob, type Bus, type BusNames } from '@lectern/bus';
+import type { Logger } from '@lectern/log';
+import type { Storage } from '@lectern/storage';
 import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
 import { fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';
 
@@ -26,6 +27,14 @@ export function jobBlobKey(jobId: string, name: string): string {
 export interface JobBlob {
   body: Buffer;
   contentType?: string;
+}
+
+/** What the API half uses: PostgreSQL (the job row), NATS, the object store (blobs) and a log. */
+export interface SyncJobDeps {
+  orm: MikroORM;
+  bus: Bus;
+  storage: Pick<Storage, 'put'>;
+  log: Logger;
 }
 
 export interface SyncJobOptions<K extends JobKind> {
@@ -70,7 +79,7 @@ const unavailable = (what: string, cause: unknown) =>
  * runs behind the caller's back after an error it was told to retry.
  */
 export async function runSyncJob<K extends JobKind>(
-  rt: Runtime,
+  deps: SyncJobDeps,
   opts: SyncJobOptions<K>,
 ): Promise<SyncJobOutcome<K>> {
   const spec = JOB_SPECS[opts.kind];
@@ -79,7 +88,7 @@ export async function runSyncJob<K extends JobKind>(
   for (const [name, blob] of Object.entries(opts.blobs ?? {})) {
     const key = jobBlobKey(jobId, name);
     try {
-      await rt.storage.put(key, blob.body, blob.contentType);
+      await deps.storage.put(key, blob.body, blob.contentType);
     } catch (err) {
       throw unavailable('The object store', err);
     }
@@ -89,8 +98,8 @@ export async function runSyncJob<K extends JobKind>(
     ...(opts.input as Record<string, unknown>),
     ...(Object.keys(blobKeys).length ? { blobs: blobKeys } : {}),
   };
-  const em = rt.orm.em.fork();
-  await sql(
+  const em = deps.orm.em.fork();
+  await boundQuery(
     em,
     `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
      values (?, ?, ?, 'queued', ?::jsonb, 0, now(), now())`,
@@ -99,26 +108,26 @@ export async function runSyncJob<K extends JobKind>(
 
   const command: JobCommand = { jobId, workspaceId: opts.workspaceId, kind: opts.kind };
   try {
-    await requestJob(rt.bus, jobSubject(rt.bus.names, opts.kind), jobId, command, opts.timeoutMs);
+    await requestJob(deps.bus, jobSubject(deps.bus.names, opts.kind), jobId, command, opts.timeoutMs);
   } catch (err) {
     // Guarded on `queued`: if the publish did land and a worker already took the job, its outcome stands.
     const stored: StoredJobError = {
       code: 'unavailable',
       message: 'The job queue was unreachable; the job never ran',
     };
-    const failed = await sql(
+    const failed = await boundQuery(
       em,
       `update jobs set status = 'failed', error = ?::jsonb, completed_at = now(), updated_at = now()
         where id = ? and status = 'queued' returning id`,
       [JSON.stringify(stored), jobId],
     );
     if (failed.length > 0) {
-      rt.log.warn({ err, jobId, kind: opts.kind }, 'job publish failed; job failed');
+      deps.log.warn({ err, jobId, kind: opts.kind }, 'job publish failed; job failed');
       throw unavailable('The job queue', err);
     }
   }
 
-  const [row] = await sql<JobRow>(em, 'select status, result, error from jobs where id = ?', [jobId]);
+  const [row] = await boundQuery<JobRow>(em, 'select status, result, error from jobs where id = ?', [jobId]);
   if (!row) throw new AppError('internal_error', `Job ${jobId} disappeared`);
   if (row.status === 'completed') {
     const parsed = spec.result.safeParse(row.result);

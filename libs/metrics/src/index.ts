@@ -21,7 +21,7 @@ export interface Metrics {
   observeRequest: (method: string, route: string, status: number, seconds: number) => void;
   /** For `runConsumer({ onMessage })`: how a message was settled. */
   consumerMessage: (outcome: ConsumerOutcome, consumer: string) => void;
-  /** For the webhook sender: one attempt's outcome ('delivered' | 'retry' | 'gone') and duration. */
+  /** For the webhook sender: one attempt's outcome ('delivered' | 'retry') and duration. */
   webhookAttempt: (outcome: string, durationMs: number) => void;
   /**
    * Adds `lectern_outbox_unpublished`, read on each scrape with `count` (bounded by `timeoutMs`; NaN when it fails
@@ -79,7 +79,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   });
   const webhookAttempts = new Counter({
     name: 'lectern_webhook_attempts_total',
-    help: 'Webhook delivery attempts, by outcome (delivered, retry, gone)',
+    help: 'Webhook delivery attempts, by outcome (delivered, retry)',
     labelNames: ['outcome'] as const,
     registers,
   });

@@ -1,5 +1,6 @@
-import { ping } from '@lectern/db';
-import type { Runtime } from './index.js';
+import { ping, type MikroORM } from '@lectern/db';
+import type { Bus } from '@lectern/bus';
+import type { Storage } from '@lectern/storage';
 
 export type ReadinessCheck = 'postgres' | 'nats' | 'objectStore';
 
@@ -9,28 +10,35 @@ export interface Readiness {
   checks: Record<string, string>;
 }
 
+/** The dependencies a process holds; each one given is checked (a process without an object store has no such check). */
+export interface ReadinessDeps {
+  orm: MikroORM;
+  bus: Bus;
+  storage?: Pick<Storage, 'ping'>;
+}
+
 /**
- * The readiness checks shared by the API's /readyz and the workers' /readyz: each dependency answers within
- * `timeoutMs` (default 2 s), all checked at once.
+ * The readiness checks shared by the API's /readyz and the workers' /readyz: each dependency the process holds
+ * answers within `timeoutMs` (default 2 s), all checked at once.
  */
 export async function checkReadiness(
-  rt: Pick<Runtime, 'orm' | 'bus' | 'storage'>,
-  which: readonly ReadinessCheck[] = ['postgres', 'nats', 'objectStore'],
+  deps: ReadinessDeps,
   opts: { timeoutMs?: number } = {},
 ): Promise<Readiness> {
   const timeoutMs = opts.timeoutMs ?? 2000;
-  const probes: Record<ReadinessCheck, () => Promise<unknown>> = {
-    postgres: () => ping(rt.orm),
-    nats: () => rt.bus.nc.flush(),
-    objectStore: () => rt.storage.ping(),
+  const { storage } = deps;
+  const probes: Partial<Record<ReadinessCheck, () => Promise<unknown>>> = {
+    postgres: () => ping(deps.orm),
+    nats: () => deps.bus.nc.flush(),
+    ...(storage ? { objectStore: () => storage.ping() } : {}),
   };
   const checks: Record<string, string> = {};
   await Promise.all(
-    which.map(async (name) => {
+    Object.entries(probes).map(async ([name, probe]) => {
       let timer: NodeJS.Timeout | undefined;
       try {
         await Promise.race([
-          probes[name](),
+          probe(),
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs / 1000} s`)), timeoutMs);
           }),

@@ -5,16 +5,24 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bearerMatches } from '@lectern/metrics';
-import { checkReadiness, type ReadinessCheck } from './readiness.js';
-import type { Runtime } from './index.js';
+import { bearerMatches, type Metrics } from '@lectern/metrics';
+import type { Logger } from '@lectern/log';
+import { checkReadiness, type ReadinessDeps } from './readiness.js';
+
+/** /readyz checks every dependency given (the object store only when the worker holds one). */
+export interface WorkerHttpDeps extends ReadinessDeps {
+  log: Logger;
+  /** Absent: /metrics answers 404. */
+  metrics?: Pick<Metrics, 'render'>;
+}
 
 export interface WorkerHttpOptions {
   /** 0 picks a free port (tests); whether to start at all (WORKER_HTTP_PORT=0) is the caller's decision. */
   port: number;
+  /** Listen address (HOST). Default 0.0.0.0. */
   host?: string;
-  /** What /readyz checks. Default PostgreSQL and NATS. */
-  checks?: readonly ReadinessCheck[];
+  /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 }
 
 export interface WorkerHttp {
@@ -39,9 +47,9 @@ function send(
   res.end(text);
 }
 
-export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Promise<WorkerHttp> {
-  const checks = opts.checks ?? ['postgres', 'nats'];
-  const token = rt.cfg.METRICS_TOKEN;
+export async function startWorkerHttp(deps: WorkerHttpDeps, opts: WorkerHttpOptions): Promise<WorkerHttp> {
+  const { log, metrics } = deps;
+  const token = opts.metricsToken;
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
@@ -64,7 +72,7 @@ export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Pro
     if (path === '/healthz') {
       send(res, 200, { data: { status: 'ok' } });
     } else if (path === '/readyz') {
-      const r = await checkReadiness(rt, checks);
+      const r = await checkReadiness(deps);
       send(
         res,
         r.ok ? 200 : 503,
@@ -79,10 +87,10 @@ export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Pro
         { error: 'unauthorized', message: 'Send Authorization: Bearer <METRICS_TOKEN>' },
         { 'WWW-Authenticate': 'Bearer' },
       );
-    } else if (!rt.metrics) {
+    } else if (!metrics) {
       send(res, 404, { error: 'not_found', message: 'Metrics are not collected in this process' });
     } else {
-      const { contentType, body } = await rt.metrics.render();
+      const { contentType, body } = await metrics.render();
       res.writeHead(200, {
         'Content-Type': contentType,
         'Content-Length': Buffer.byteLength(body),
@@ -94,7 +102,7 @@ export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Pro
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      rt.log.error({ err, path: req.url }, 'worker http request failed');
+      log.error({ err, path: req.url }, 'worker http request failed');
       if (!res.headersSent) send(res, 500, { error: 'internal_error', message: 'Internal error' });
       else res.destroy();
     });
@@ -103,7 +111,7 @@ export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Pro
   server.requestTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? rt.cfg.HOST, () => {
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => {
       server.off('error', reject);
       resolve();
     });
@@ -111,7 +119,7 @@ export async function startWorkerHttp(rt: Runtime, opts: WorkerHttpOptions): Pro
   const addr = server.address() as AddressInfo;
   const host = addr.address === '0.0.0.0' || addr.address === '::' ? '127.0.0.1' : addr.address;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
-  rt.log.info({ url }, 'worker http listening (/healthz, /readyz, /metrics)');
+  log.info({ url }, 'worker http listening (/healthz, /readyz, /metrics)');
   return {
     server,
     url,

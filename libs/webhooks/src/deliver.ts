@@ -34,13 +34,13 @@ export interface DeliverOptions {
   keepAlive?: boolean;
 }
 
-export type DeliveryOutcome = 'delivered' | 'retry' | 'gone';
+export type DeliveryOutcome = 'delivered' | 'retry';
 
 export interface DeliveryResult {
   /** HTTP status when a response arrived (even if the exchange later failed), else null. */
   statusCode: number | null;
   /**
-   * Null only when delivered. Otherwise e.g. 'HTTP 500', 'HTTP 302 redirect not followed', 'HTTP 410 Gone',
+   * Null only when delivered. Otherwise e.g. 'HTTP 500', 'HTTP 302 redirect not followed', 'HTTP 410',
    * 'timeout after 5000 ms', 'refused: private address 127.0.0.1', 'ECONNREFUSED'.
    */
   error: string | null;
@@ -49,7 +49,7 @@ export interface DeliveryResult {
   responseBody: string;
   /** Seconds from Retry-After on a 429 or 503 response, else null. */
   retryAfterSec: number | null;
-  /** 'delivered' for 2xx, 'gone' for 410 (disable the endpoint), 'retry' for every other failure. */
+  /** 'delivered' for 2xx; 'retry' for every failure, a 410 included (SPEC: any non-2xx is retried). */
   outcome: DeliveryOutcome;
 }
 
@@ -231,7 +231,6 @@ export function deliverOnce(opts: DeliverOptions): Promise<DeliveryResult> {
           if (!truncated) responseBody += decoder.decode();
           const code = statusCode ?? 0;
           if (code >= 200 && code < 300) finish('delivered', null);
-          else if (code === 410) finish('gone', 'HTTP 410 Gone');
           else if (code >= 300 && code < 400) finish('retry', `HTTP ${code} redirect not followed`);
           else finish('retry', `HTTP ${code}`);
         };

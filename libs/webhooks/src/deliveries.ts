@@ -4,7 +4,7 @@
  */
 import {
   newId,
-  sql,
+  boundQuery,
   WebhookAttemptSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
@@ -19,11 +19,12 @@ import { envelopeBody } from './fanout.js';
 import { samplePayload } from './samples.js';
 
 /**
- * Cancels the pending deliveries of an endpoint (deactivated, or disabled by a 410). A lease is left as it is: an
+ * Cancels the pending deliveries of an endpoint (deactivated, or switched off after sustained failure). A lease is
+ * left as it is: an
  * attempt already under way still records what happened (the delivery stays cancelled unless it succeeded).
  */
 export async function cancelPending(em: EntityManager, endpointId: string): Promise<number> {
-  const rows = await sql(
+  const rows = await boundQuery(
     em,
     `update webhook_deliveries set status = 'cancelled', next_attempt_at = null, updated_at = now()
       where endpoint_id = ? and status = 'pending' returning id`,
@@ -96,7 +97,7 @@ export async function resendDelivery(
   if (!ep.isActive) throw inactive();
   // A pending, leased row has an attempt under way: its lease stays (the resend follows it). Any other lease is
   // left over from before and must not hold the resend back.
-  await sql(
+  await boundQuery(
     em,
     `update webhook_deliveries set
        -- A resend is an extra attempt: a pending delivery keeps every automatic retry it had left.

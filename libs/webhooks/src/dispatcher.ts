@@ -14,9 +14,10 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@lectern/db';
-import { query } from './pg.js';
+import { boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
+import { startPoller } from '@lectern/poller';
 
 export interface ClaimLimits {
   /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */
@@ -80,7 +81,7 @@ interface ClaimedRow {
  * Returns the claimed rows with the endpoint's URL as of now.
  */
 export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const rows = await query<ClaimedRow>(
+  const rows = await boundQuery<ClaimedRow>(
     em,
     `with recursive eps(endpoint_id) as (
        (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
@@ -168,7 +169,7 @@ export async function renewClaims(
   if (claims.length === 0) return [];
   const params: unknown[] = [leaseSec];
   const values = claimTuples(claims, params);
-  const rows = await query<{ id: string; claim_seq: number; url: string }>(
+  const rows = await boundQuery<{ id: string; claim_seq: number; url: string }>(
     em,
     `with lease(secs) as (select ?::int), v(id, claim, attempt) as (values ${values})
      update webhook_deliveries d set locked_until = now() + make_interval(secs => lease.secs)
@@ -187,7 +188,7 @@ export async function releaseClaims(em: EntityManager, claims: ClaimRef[]): Prom
   if (claims.length === 0) return;
   const params: unknown[] = [];
   const values = claimTuples(claims, params);
-  await query(
+  await boundQuery(
     em,
     `with v(id, claim, attempt) as (values ${values})
      update webhook_deliveries d set locked_until = null
@@ -226,9 +227,6 @@ export function startDispatcher(deps: {
 }): Dispatcher {
   const { orm, log, limits } = deps;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let again = false;
 
   const passOnce = async (): Promise<number> => {
     const batch = Math.min(limits.batch, deps.room());
@@ -239,49 +237,22 @@ export function startDispatcher(deps: {
     return claimed.length;
   };
 
-  const pass = async (): Promise<void> => {
-    try {
-      let full: boolean;
-      do {
-        again = false;
-        const want = Math.min(limits.batch, deps.room());
-        const n = await passOnce();
-        full = want > 0 && n >= want && deps.room() > 0;
-      } while ((full || again) && !stopped);
-    } catch (err) {
-      log.warn({ err }, 'webhook dispatcher pass failed; will retry');
-    }
-  };
-
-  const schedule = (delay: number): void => {
-    if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(tick, delay);
-  };
-
-  const tick = (): void => {
-    if (running) {
-      again = true;
-      return;
-    }
-    running = pass().finally(() => {
-      running = null;
-      schedule(deps.pollMs);
-    });
-  };
-
-  schedule(0);
-  return {
-    kick() {
-      if (stopped) return;
-      if (running) again = true;
-      else schedule(0);
+  const poller = startPoller({
+    // As many rows as there was room for: more may be due, and there is room again once some were handed over.
+    step: async () => {
+      const want = Math.min(limits.batch, deps.room());
+      const n = await passOnce();
+      return want > 0 && n >= want && deps.room() > 0;
     },
+    intervalMs: deps.pollMs,
+    onError: (err) => log.warn({ err }, 'webhook dispatcher pass failed; will retry'),
+  });
+  return {
+    kick: () => poller.kick(),
     passOnce,
     async stop() {
       stopped = true;
-      clearTimeout(timer);
-      await running;
+      await poller.stop();
     },
   };
 }

@@ -88,9 +88,12 @@ export async function createEndpoint(
     name: input.name,
     url: input.url,
     eventTypes: input.eventTypes,
-    isActive: true,
+    // SPEC lists isActive among the writable fields: an endpoint may be created switched off.
+    isActive: input.isActive ?? true,
     secretEncrypted: encryptSecret(signingSecret, policy.key(), id),
     disabledReason: null,
+    disabledAt: null,
+    failingSince: null,
     createdAt: now,
     updatedAt: now,
   });
@@ -114,7 +117,8 @@ export async function getEndpoint(
 
 /**
  * Applies a PATCH. Switching `isActive` off cancels the endpoint's pending deliveries in the same transaction;
- * switching it on clears `disabledReason` (cancelled deliveries stay cancelled; resend them if needed). A new
+ * switching it on clears `disabledReason`, `disabledAt` and the run of failures behind them (cancelled deliveries
+ * stay cancelled; resend them if needed). A new
  * `url` applies to every later attempt, including retries of earlier events.
  */
 export async function updateEndpoint(
@@ -139,8 +143,12 @@ export async function updateEndpoint(
     if (patch.isActive !== undefined && patch.isActive !== row.isActive) {
       row.isActive = patch.isActive;
       changed = true;
-      if (patch.isActive) row.disabledReason = null;
-      else await cancelPending(tx, row.id);
+      if (patch.isActive) {
+        // A fresh start: the sustained-failure rule counts failures from now on.
+        row.disabledReason = null;
+        row.disabledAt = null;
+        row.failingSince = null;
+      } else await cancelPending(tx, row.id);
     }
     if (changed) row.updatedAt = new Date();
     return row;

@@ -6,8 +6,7 @@
  * check-then-insert race. Endpoints created after the event do not receive it. Events are fanned out in batches
  * (two statements per batch), see `Batcher`.
  */
-import { newId, type EntityManager } from '@lectern/db';
-import { query } from './pg.js';
+import { boundQuery, newId, type EntityManager } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
 import { MAX_ATTEMPTS } from './retry.js';
 
@@ -25,7 +24,7 @@ export function envelopeBody(env: EventEnvelope): string {
 /** Creates the deliveries of these events; returns, per event, how many were new. */
 export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
   if (envs.length === 0) return [];
-  const targets = await query<{ idx: number; endpoint_id: string }>(
+  const targets = await boundQuery<{ idx: number; endpoint_id: string }>(
     em,
     `select v.idx, e.id as endpoint_id
        from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
@@ -55,7 +54,7 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
     cols.type.push(env.type);
     payloads.push(body);
   }
-  const inserted = await query<{ event_id: string }>(
+  const inserted = await boundQuery<{ event_id: string }>(
     em,
     `insert into webhook_deliveries
        (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempts, max_attempts,

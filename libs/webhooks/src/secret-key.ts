@@ -8,14 +8,15 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type AppConfig } from '@lectern/config';
+import { ConfigError, type BaseConfig } from '@lectern/config';
+import type { WebhookConfig } from './env.js';
 import { parseEncryptionKey } from './secrets.js';
 
 export const SECRET_KEY_FILE = 'webhook-secret.key';
 const VAR = 'WEBHOOK_SECRET_KEY';
 
 /** The 32-byte key from configuration; throws a ConfigError naming the variable when it is missing or malformed. */
-export function webhookSecretKey(cfg: Pick<AppConfig, 'WEBHOOK_SECRET_KEY'>): Buffer {
+export function webhookSecretKey(cfg: Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'>): Buffer {
   try {
     return parseEncryptionKey(cfg.WEBHOOK_SECRET_KEY ?? '', VAR);
   } catch (err) {
@@ -27,10 +28,12 @@ export function webhookSecretKey(cfg: Pick<AppConfig, 'WEBHOOK_SECRET_KEY'>): Bu
  * Returns `cfg` with WEBHOOK_SECRET_KEY set: the configured one (validated), or outside production the one kept
  * under DATA_DIR, generated on first use. Two processes starting at once agree on one key (exclusive create).
  */
-export async function ensureWebhookSecretKey(cfg: AppConfig): Promise<AppConfig> {
+export async function ensureWebhookSecretKey<
+  C extends WebhookConfig & Pick<BaseConfig, 'NODE_ENV' | 'DATA_DIR'>,
+>(cfg: C): Promise<Omit<C, 'WEBHOOK_SECRET_KEY'> & { WEBHOOK_SECRET_KEY: string }> {
   if (cfg.WEBHOOK_SECRET_KEY) {
     webhookSecretKey(cfg);
-    return cfg;
+    return { ...cfg, WEBHOOK_SECRET_KEY: cfg.WEBHOOK_SECRET_KEY };
   }
   if (cfg.NODE_ENV === 'production') {
     throw new ConfigError([

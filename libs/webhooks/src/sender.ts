@@ -2,34 +2,32 @@
  * The sender: attempts the deliveries this worker claimed, in-process, one attempt each.
  *
  * 1. A claimed row carries what the POST needs (claimed moments ago, with the endpoint's URL of that moment);
- *    only the signing secret comes from PostgreSQL, once per endpoint per process (secrets never change).
- * 2. It waits for a request slot of its endpoint (at most `perEndpoint` requests at once per endpoint in this
- *    process). When it waited longer than a moment, the claim is renewed and checked first in the same statement
- *    (`renewClaims`): still this claim's, still pending, endpoint still active; if not, nothing is sent. Either way
- *    the attempt starts with most of a lease ahead of it (the request deadline plus a margin).
+ *    only the signing secret comes from PostgreSQL, once per endpoint per process (`SigningSecrets`).
+ * 2. It waits for a request slot of its endpoint (`KeyedLimiter`: at most `perEndpoint` requests at once per
+ *    endpoint in this process). When it waited longer than a moment, the claim is renewed and checked first in the
+ *    same statement (`renewClaims`): still this claim's, still pending, endpoint still active; if not, nothing is
+ *    sent. Either way the attempt starts with most of a lease ahead of it (the request deadline plus a margin).
+ *    Meanwhile the leases of waiting rows are renewed (`startLeaseRenewal`).
  * 3. POST with `deliverOnce` (SSRF check after DNS resolution, pinned address, 5 s deadline, no redirects).
- * 4. Record the attempt and the outcome, guarded by the claim: delivered; pending again with `next_attempt_at`
- *    from the retry schedule (honouring Retry-After); failed after the last allowed attempt; or, on 410, failed
- *    with the endpoint switched off and its other pending deliveries cancelled.
+ * 4. The result decides the delivery's next state (`decideOutcome`), recorded with the attempt and guarded by the
+ *    claim (`recordAttempts`); a change in the endpoint's health is written after it, and an endpoint whose
+ *    deliveries have all failed for days is switched off (`trackEndpointHealth`).
  *
- * While rows wait for a slot (a slow endpoint), their leases are renewed every few seconds, so a live worker's
- * rows are not claimed by another; renewed leases read as "leased a while ago", which marks the endpoint slow in
- * the claim. A worker that dies mid-attempt stops renewing: its leases run out within the lease time and the rows
- * are claimed again. Renewals, checks and records of concurrent attempts are grouped into one statement each
- * (`Batcher`).
+ * Re-checks and records of concurrent attempts are grouped into one statement each (`Batcher`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sql, type EntityManager } from '@lectern/db';
-import { query } from './pg.js';
 import type { Logger } from '@lectern/log';
-import { decryptSecret } from './secrets.js';
 import { signatureHeaders } from './signature.js';
 import { deliverOnce, type DeliveryResult } from './deliver.js';
-import { MAX_ATTEMPTS, nextDelaySeconds } from './retry.js';
-import { cancelPending } from './deliveries.js';
-import { Batcher } from './batcher.js';
+import { Batcher, GROUP_COMMIT } from './batcher.js';
 import { releaseClaims, renewClaims, type ClaimedDelivery } from './dispatcher.js';
 import type { HostResolver } from './ssrf.js';
+import { SigningSecrets } from './signing-secrets.js';
+import { KeyedLimiter } from './keyed-limiter.js';
+import { decideOutcome } from './outcome.js';
+import { recordAttempts, type AttemptRecord } from './attempt-records.js';
+import { SWITCH_OFF_AFTER_DAYS, trackEndpointHealth } from './endpoint-health.js';
+import { startLeaseRenewal, type HeldClaim } from './lease-renewal.js';
 
 /**
  * A claim whose lease was given longer ago than this (it waited for a request slot: its endpoint is slow) is
@@ -37,202 +35,6 @@ import type { HostResolver } from './ssrf.js';
  * meanwhile. Shorter waits are the normal queueing of a busy healthy endpoint, not worth a statement each.
  */
 const RECHECK_AFTER_MS = 1000;
-/** Held claims whose lease was given longer ago than this are renewed; checked every RENEW_EVERY_MS. */
-const RENEW_AFTER_MS = 4000;
-const RENEW_EVERY_MS = 2000;
-
-/** Group commit settings: one statement in flight at a time, so concurrent attempts share it. */
-const BATCH = { maxBatch: 256, parallel: 1, lingerMs: 5 };
-
-/**
- * Signing secrets by endpoint id, loaded in batches, decrypted once and kept (a secret never changes; decrypting
- * per attempt was a measured share of the worker's CPU). They stay in this process's memory only.
- */
-class SigningSecrets {
-  private cache = new Map<string, string>();
-  private loads: Batcher<string, string | null>;
-
-  constructor(
-    orm: MikroORM,
-    private readonly key: Buffer,
-    private readonly max = 10_000,
-  ) {
-    this.loads = new Batcher(async (ids: string[]) => {
-      const rows = await query<{ id: string; secret_encrypted: string }>(
-        orm.em.fork(),
-        'select id, secret_encrypted from webhook_endpoints where id = any (?::text[])',
-        [[...new Set(ids)]],
-      );
-      const byId = new Map(rows.map((r) => [r.id, r.secret_encrypted]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }, BATCH);
-  }
-
-  /** The plain secret, or null when the endpoint is gone. Throws when it cannot be decrypted. */
-  async get(endpointId: string): Promise<string | null> {
-    const cached = this.cache.get(endpointId);
-    if (cached !== undefined) return cached;
-    const stored = await this.loads.add(endpointId);
-    if (stored === null) return null;
-    const plain = decryptSecret(stored, this.key, endpointId);
-    if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(endpointId, plain);
-    return plain;
-  }
-}
-
-export type AttemptOutcome =
-  { status: 'delivered' } | { status: 'pending'; delaySec: number } | { status: 'failed'; gone: boolean };
-
-/** What an attempt's result means for the delivery. `attemptNo` is 1-based. */
-export function decideOutcome(
-  result: Pick<DeliveryResult, 'outcome' | 'retryAfterSec'>,
-  attemptNo: number,
-  maxAttempts: number,
-  delays: readonly number[],
-): AttemptOutcome {
-  if (result.outcome === 'delivered') return { status: 'delivered' };
-  if (result.outcome === 'gone') return { status: 'failed', gone: true };
-  if (attemptNo >= maxAttempts) return { status: 'failed', gone: false };
-  // Manual resends of a pending delivery raised maxAttempts one each; they do not move it along the schedule.
-  const automaticNo = attemptNo - Math.max(0, maxAttempts - MAX_ATTEMPTS);
-  const delaySec = nextDelaySeconds(Math.max(1, automaticNo), delays, {
-    retryAfterSec: result.retryAfterSec,
-  });
-  return delaySec === null ? { status: 'failed', gone: false } : { status: 'pending', delaySec };
-}
-
-/** PostgreSQL text cannot hold NUL. */
-const clean = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));
-
-export interface AttemptRecord {
-  cmd: ClaimedDelivery;
-  result: DeliveryResult;
-  startedAt: Date;
-  outcome: AttemptOutcome;
-}
-
-/**
- * Records attempts and moves their deliveries, each guarded by its claim: only a row still leased under this
- * claim takes the record, so a worker whose lease was taken over, or a redelivered message whose attempt was
- * already recorded, writes nothing. A delivery cancelled meanwhile stays cancelled unless the attempt
- * succeeded. Returns, per record, whether it was written.
- */
-export async function recordAttempts(em: EntityManager, records: AttemptRecord[]): Promise<boolean[]> {
-  if (records.length === 0) return [];
-  // One row per delivery per statement; a duplicate (two messages of one claim at once) is simply not recorded.
-  const first = new Map<string, number>();
-  records.forEach((r, i) => {
-    if (!first.has(r.cmd.deliveryId)) first.set(r.cmd.deliveryId, i);
-  });
-  const params: unknown[] = [];
-  const tuples = [...first.values()].map((i) => {
-    const { cmd, result, startedAt, outcome } = records[i];
-    const gone = outcome.status === 'failed' && outcome.gone;
-    params.push(
-      cmd.deliveryId,
-      cmd.claim,
-      outcome.status,
-      outcome.status === 'pending' ? outcome.delaySec : null,
-      result.statusCode,
-      clean(gone ? 'HTTP 410 Gone: endpoint disabled' : result.error),
-      clean(result.error),
-      result.durationMs,
-      clean(result.responseBody) ?? '',
-      startedAt.toISOString(),
-    );
-    return '(?::text, ?::int, ?::text, ?::int, ?::int, ?::text, ?::text, ?::int, ?::text, ?::timestamptz)';
-  });
-  const written = await query<{ delivery_id: string }>(
-    em,
-    `with v(id, claim, status, delay, code, last_error, error, duration, body, started) as (
-       values ${tuples.join(', ')}
-     ),
-     upd as (
-       update webhook_deliveries d set
-         attempts = d.attempts + 1,
-         status = case when d.status = 'cancelled' and v.status <> 'delivered' then 'cancelled' else v.status end,
-         next_attempt_at = case when d.status = 'cancelled' or v.delay is null then null
-                                else clock_timestamp() + make_interval(secs => v.delay) end,
-         last_status_code = v.code, last_error = v.last_error, locked_until = null, updated_at = now()
-        from v
-       where d.id = v.id and d.claim_seq = v.claim and d.locked_until is not null
-       returning d.id, d.attempts
-     )
-     insert into webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_body, started_at)
-     select upd.id, upd.attempts, v.code, v.error, v.duration, v.body, v.started from upd join v on v.id = upd.id
-     returning delivery_id`,
-    params,
-  );
-  const ok = new Set(written.map((w) => w.delivery_id));
-  return records.map((r, i) => first.get(r.cmd.deliveryId) === i && ok.has(r.cmd.deliveryId));
-}
-
-/** A 410: the receiver asked for no more deliveries. Records the attempt, switches the endpoint off, cancels the rest. */
-async function recordGone(em: EntityManager, record: AttemptRecord): Promise<boolean> {
-  return em.transactional(async (tx) => {
-    const [written] = await recordAttempts(tx, [record]);
-    if (!written) return false;
-    const reason =
-      `The receiver answered 410 Gone at ${new Date().toISOString()} (delivery ${record.cmd.deliveryId}); ` +
-      're-enable with isActive: true';
-    await sql(
-      tx,
-      'update webhook_endpoints set is_active = false, disabled_reason = ?, updated_at = now() where id = ?',
-      [reason, record.cmd.endpointId],
-    );
-    await cancelPending(tx, record.cmd.endpointId);
-    return true;
-  });
-}
-
-/**
- * Bounds concurrent requests per key in this process; waiters are served in arrival order. `abortWaiting`
- * hands every waiter -1 instead of a slot (a worker stopping).
- */
-export class KeyedLimiter {
-  private active = new Map<string, number>();
-  private waiting = new Map<string, ((granted: boolean) => void)[]>();
-
-  constructor(private readonly limit: number) {}
-
-  /** Resolves when a slot is held, with how long it waited for it (ms; 0 when one was free), or -1 if aborted. */
-  async acquire(key: string): Promise<number> {
-    const n = this.active.get(key) ?? 0;
-    if (n < this.limit) {
-      this.active.set(key, n + 1);
-      return 0;
-    }
-    const since = performance.now();
-    const granted = await new Promise<boolean>((resolve) => {
-      const queue = this.waiting.get(key) ?? [];
-      queue.push(resolve);
-      this.waiting.set(key, queue);
-    });
-    return granted ? performance.now() - since : -1;
-  }
-
-  release(key: string): void {
-    const queue = this.waiting.get(key);
-    const next = queue?.shift();
-    if (next) {
-      // The slot passes straight to the next waiter; the active count is unchanged.
-      if (queue!.length === 0) this.waiting.delete(key);
-      next(true);
-      return;
-    }
-    const n = (this.active.get(key) ?? 1) - 1;
-    if (n <= 0) this.active.delete(key);
-    else this.active.set(key, n);
-  }
-
-  /** Every waiter gets -1 from `acquire` and holds no slot. */
-  abortWaiting(): void {
-    const queues = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const queue of queues) for (const w of queue) w(false);
-  }
-}
 
 export interface SenderDeps {
   orm: MikroORM;
@@ -263,14 +65,9 @@ export interface Sender {
   stop(): Promise<void>;
 }
 
-interface Held {
-  row: ClaimedDelivery;
-  /** performance.now() just before the statement that last leased it. */
-  leasedAt: number;
+interface Held extends HeldClaim {
   /** Past its wait for a request slot. */
   started: boolean;
-  /** A renewal found the claim no longer good: send nothing. */
-  lost: boolean;
 }
 
 export function createSender(deps: SenderDeps): Sender {
@@ -278,47 +75,33 @@ export function createSender(deps: SenderDeps): Sender {
   const secrets = new SigningSecrets(deps.orm, deps.key);
   const rechecks = new Batcher(
     (rows: ClaimedDelivery[]) => renewClaims(deps.orm.em.fork(), rows, deps.leaseSec),
-    BATCH,
+    GROUP_COMMIT,
   );
-  const records = new Batcher((recs: AttemptRecord[]) => recordAttempts(deps.orm.em.fork(), recs), BATCH);
+  const records = new Batcher(async (recs: AttemptRecord[]) => {
+    const recorded = await recordAttempts(deps.orm.em.fork(), recs);
+    try {
+      const off = await trackEndpointHealth(deps.orm, recs, recorded);
+      if (off.length)
+        deps.log.warn(
+          { endpointIds: off, days: SWITCH_OFF_AFTER_DAYS },
+          'webhook endpoints switched off: every delivery failed for days',
+        );
+    } catch (err) {
+      // The attempts are recorded; the next change of health (a 2xx, a failure) writes it again.
+      deps.log.warn({ err }, 'webhook endpoint health not updated');
+    }
+    return recorded.written;
+  }, GROUP_COMMIT);
   const held = new Set<Held>();
   const running = new Set<Promise<void>>();
-  let stopping = false;
 
-  // Waiting rows' leases are renewed to less than the claim lease, so that they read as leased more than
-  // slowAfterSec ago: a row that waits seconds for a slot means its endpoint is slow.
-  const waitingLeaseSec = Math.max(
-    Math.ceil((RENEW_AFTER_MS + 2 * RENEW_EVERY_MS) / 1000),
-    deps.leaseSec - deps.slowAfterSec - 1,
-  );
-  let renewing = false;
-  const renew = async (): Promise<void> => {
-    if (renewing || stopping) return;
-    renewing = true;
-    try {
-      const now = performance.now();
-      const due = [...held].filter((h) => !h.lost && now - h.leasedAt > RENEW_AFTER_MS);
-      for (let i = 0; i < due.length; i += 500) {
-        const chunk = due.slice(i, i + 500);
-        const at = performance.now();
-        const urls = await renewClaims(
-          deps.orm.em.fork(),
-          chunk.map((h) => h.row),
-          waitingLeaseSec,
-        );
-        chunk.forEach((h, k) => {
-          if (urls[k] === null) h.lost = true;
-          else h.leasedAt = at;
-        });
-      }
-    } catch (err) {
-      deps.log.warn({ err }, 'webhook lease renewal failed; will retry');
-    } finally {
-      renewing = false;
-    }
-  };
-  const renewer = setInterval(() => void renew(), RENEW_EVERY_MS);
-  renewer.unref();
+  const renewal = startLeaseRenewal({
+    orm: deps.orm,
+    log: deps.log,
+    held: () => held,
+    leaseSec: deps.leaseSec,
+    slowAfterSec: deps.slowAfterSec,
+  });
 
   async function attempt(cmd: ClaimedDelivery, url: string): Promise<DeliveryResult | null> {
     let secret: string | null;
@@ -380,10 +163,7 @@ export function createSender(deps: SenderDeps): Sender {
       deps.onAttempt?.(result);
       const outcome = decideOutcome(result, cmd.attempt, cmd.maxAttempts, deps.delays);
       const record: AttemptRecord = { cmd, result, startedAt, outcome };
-      const written =
-        outcome.status === 'failed' && outcome.gone
-          ? await recordGone(deps.orm.em.fork(), record)
-          : await records.add(record);
+      const written = await records.add(record);
       if (!written) {
         deps.log.warn(
           { deliveryId: cmd.deliveryId, attempt: cmd.attempt },
@@ -428,8 +208,7 @@ export function createSender(deps: SenderDeps): Sender {
     },
     held: () => held.size,
     async stop() {
-      stopping = true;
-      clearInterval(renewer);
+      renewal.stop();
       const waiting = [...held].filter((h) => !h.started).map((h) => h.row);
       limiter.abortWaiting();
       try {

@@ -4,8 +4,11 @@
  * copies; they share the fan-out durable and claim rows with SKIP LOCKED, under short leases that a dead worker's
  * rows outlive by seconds only.
  */
-import { runConsumer, type ConsumerSpec } from '@lectern/bus';
-import type { Runtime } from '@lectern/runtime';
+import { runConsumer, type Bus, type ConsumerSpec } from '@lectern/bus';
+import type { MikroORM } from '@lectern/db';
+import type { Logger } from '@lectern/log';
+import type { Metrics } from '@lectern/metrics';
+import type { WebhookConfig } from './env.js';
 import { EventEnvelope } from '@lectern/contracts';
 import { webhookSecretKey } from './secret-key.js';
 import { parseRetryDelays } from './retry.js';
@@ -57,12 +60,21 @@ export function claimLeaseSec(timeoutMs: number): number {
 /** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
 const SLOW_AFTER_SEC = 2;
 
+/** What the webhook worker uses: PostgreSQL, NATS, its settings, and where it logs and counts. */
+export interface WebhookWorkerDeps {
+  orm: MikroORM;
+  bus: Bus;
+  log: Logger;
+  metrics?: Pick<Metrics, 'webhookAttempt' | 'consumerMessage'>;
+  cfg: WebhookConfig;
+}
+
 export async function startWebhookWorker(
-  rt: Runtime,
+  deps: WebhookWorkerDeps,
   opts: WebhookWorkerOptions = {},
 ): Promise<{ stop(): Promise<void> }> {
-  const { bus, orm, cfg } = rt;
-  const log = rt.log.child({ worker: 'webhook' });
+  const { bus, orm, cfg, metrics } = deps;
+  const log = deps.log.child({ worker: 'webhook' });
   const key = webhookSecretKey(cfg);
   const delays = parseRetryDelays(cfg.WEBHOOK_RETRY_DELAYS);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -83,7 +95,7 @@ export async function startWebhookWorker(
     slowAfterSec: SLOW_AFTER_SEC,
     // A slot freed up: claim more (the dispatcher exists by the time any attempt settles).
     onSettled: () => dispatcher.kick(),
-    onAttempt: (r) => rt.metrics?.webhookAttempt(r.outcome, r.durationMs),
+    onAttempt: (r) => metrics?.webhookAttempt(r.outcome, r.durationMs),
   });
   const dispatcher = startDispatcher({
     orm,
@@ -120,7 +132,7 @@ export async function startWebhookWorker(
     log,
     // Many events in hand at once, so the fan-out writes them in batches.
     concurrency: 256,
-    onMessage: rt.metrics?.consumerMessage,
+    onMessage: metrics?.consumerMessage,
     handler: async (envelope) => {
       await fanOut.add(envelope);
     },

@@ -200,6 +200,10 @@ describe('ThemeInput and ThemePatch', () => {
     expect(ThemePatch.parse({ tokens: { mode: 'dark' } })).to.deep.equal({ tokens: { mode: 'dark' } });
     refuses(ThemePatch, { name: '' }, ['name']);
     refuses(ThemePatch, { tokens: { mode: 'dim' } }, ['tokens', 'mode']);
-    refuses(ThemePatch, { id: 'thm_1' }, []);
+    // Read-only fields of a fetched theme are accepted and dropped; any other unknown key is refused.
+    expect(
+      ThemePatch.parse({ id: 'thm_1', workspaceId: 'ws_1', createdAt: 'x', updatedAt: 'y', name: 'N' }),
+    ).to.deep.equal({ name: 'N' });
+    refuses(ThemePatch, { nmae: 'x' }, []);
   });
 });

@@ -5,6 +5,7 @@ import {
   HTTP_ERRORS,
   invalid,
   isAppError,
+  isRetryable,
   issuesFromZod,
   notFound,
   type ErrorCode,
@@ -36,6 +37,15 @@ describe('errors: the one error type and its HTTP table', () => {
       expect(status, code).to.be.within(400, 599);
       expect(error, code).to.match(/^[a-z]+(_[a-z]+)*$/);
     }
+  });
+
+  it('isRetryable: unknown faults retry; AppErrors say for themselves', () => {
+    expect(isRetryable(new Error('ECONNRESET'))).to.equal(true);
+    expect(isRetryable('thrown string')).to.equal(true);
+    expect(isRetryable(new AppError('unavailable', 'db down'))).to.equal(true);
+    expect(isRetryable(new AppError('invalid_request', 'bad'))).to.equal(false);
+    expect(isRetryable(new AppError('plan_required', 'upgrade'))).to.equal(false);
+    expect(isRetryable(new AppError('timeout', 'late', { retryable: false }))).to.equal(false);
   });
 
   it('AppError carries code, issues, retryAfter and details; only outages are retryable by default', () => {

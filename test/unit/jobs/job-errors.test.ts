@@ -1,14 +1,7 @@
 import { expect } from 'chai';
 import { AppError, HTTP_ERRORS } from '@lectern/errors';
 import { busNames } from '@lectern/bus';
-import {
-  fromStoredError,
-  isRetryableJobError,
-  jobBlobKey,
-  jobSubject,
-  jobTimeoutError,
-  toStoredError,
-} from '@lectern/jobs';
+import { fromStoredError, jobBlobKey, jobSubject, jobTimeoutError, toStoredError } from '@lectern/jobs';
 
 describe('libs/jobs: pure parts', () => {
   describe('toStoredError / fromStoredError', () => {
@@ -57,13 +50,6 @@ describe('libs/jobs: pure parts', () => {
     expect(e.message).to.include('job_abc').and.include('30 s').and.include('may complete later');
     expect(e.details).to.deep.equal({ jobId: 'job_abc' });
     expect(e.retryable).to.equal(false);
-  });
-
-  it('isRetryableJobError: unknown faults retry; AppErrors say for themselves', () => {
-    expect(isRetryableJobError(new Error('ECONNRESET'))).to.equal(true);
-    expect(isRetryableJobError(new AppError('unavailable', 'db down'))).to.equal(true);
-    expect(isRetryableJobError(new AppError('invalid_request', 'bad'))).to.equal(false);
-    expect(isRetryableJobError(new AppError('plan_required', 'upgrade'))).to.equal(false);
   });
 
   it('subjects are <prefix>.jobs.<capability>.<verb>; blob keys jobs/<jobId>/<name>', () => {

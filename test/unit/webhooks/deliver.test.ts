@@ -139,11 +139,15 @@ describe('webhooks/deliverOnce', () => {
     expect(r.responseBody).to.equal('x'.repeat(2047));
   });
 
-  it('410 means gone', async () => {
+  it('410 is a failure like any other non-2xx (SPEC Retries 2), to be retried', async () => {
     const s = track(await startServer((_req, res) => res.writeHead(410).end('endpoint removed')));
     const r = await deliverOnce({ url: s.origin, body, headers, allowPrivate: true });
-    expect(r).to.include({ statusCode: 410, outcome: 'gone', responseBody: 'endpoint removed' });
-    expect(r.error).to.match(/410/);
+    expect(r).to.include({
+      statusCode: 410,
+      outcome: 'retry',
+      error: 'HTTP 410',
+      responseBody: 'endpoint removed',
+    });
   });
 
   it('302 is a failure and the redirect is not followed', async () => {

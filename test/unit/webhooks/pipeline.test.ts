@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Batcher } from '@lectern/webhooks';
-import { KeyedLimiter, decideOutcome } from '@lectern/webhooks';
+import { KeyedLimiter, decideOutcome, nextFailingSince } from '@lectern/webhooks';
 import { envelopeBody } from '@lectern/webhooks';
 import { samplePayload } from '@lectern/webhooks';
 import { EVENT_TYPES, EventPayloads } from '@lectern/contracts';
@@ -9,13 +9,9 @@ const DELAYS = [60, 600, 3600, 21600];
 
 describe('webhooks: pipeline pieces', () => {
   describe('decideOutcome', () => {
-    it('2xx is delivered, 410 fails and disables, others retry until the last allowed attempt', () => {
+    it('2xx is delivered, every failure retries until the last allowed attempt', () => {
       expect(decideOutcome({ outcome: 'delivered', retryAfterSec: null }, 1, 5, DELAYS)).to.deep.equal({
         status: 'delivered',
-      });
-      expect(decideOutcome({ outcome: 'gone', retryAfterSec: null }, 1, 5, DELAYS)).to.deep.equal({
-        status: 'failed',
-        gone: true,
       });
       for (let attempt = 1; attempt <= 4; attempt++) {
         const o = decideOutcome({ outcome: 'retry', retryAfterSec: null }, attempt, 5, DELAYS);
@@ -25,12 +21,10 @@ describe('webhooks: pipeline pieces', () => {
       }
       expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 5, 5, DELAYS)).to.deep.equal({
         status: 'failed',
-        gone: false,
       });
       // A resend of a failed delivery is allowed exactly one more attempt.
       expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 6, 6, DELAYS)).to.deep.equal({
         status: 'failed',
-        gone: false,
       });
       // A test send has one attempt.
       expect(decideOutcome({ outcome: 'retry', retryAfterSec: null }, 1, 1, DELAYS).status).to.equal(
@@ -63,6 +57,22 @@ describe('webhooks: pipeline pieces', () => {
         delaySec: number;
       };
       expect(capped.delaySec).to.equal(21600);
+    });
+  });
+
+  describe('nextFailingSince (the run of failures behind the sustained-failure switch-off)', () => {
+    const t = (min: number) => new Date(Date.UTC(2026, 10, 20, 12, min));
+    it('a first failure starts the run; later failures keep its start', () => {
+      expect(nextFailingSince(null, null, t(5))).to.deep.equal(t(5));
+      expect(nextFailingSince(t(1), null, t(5))).to.deep.equal(t(1));
+    });
+    it('a 2xx ends a run that began before it, and a failure after it starts the next run', () => {
+      expect(nextFailingSince(t(1), t(3), null)).to.equal(null);
+      expect(nextFailingSince(t(1), t(3), t(4))).to.deep.equal(t(4));
+      expect(nextFailingSince(null, t(3), null)).to.equal(null);
+    });
+    it('a 2xx that started before the run began (recorded late) does not end it', () => {
+      expect(nextFailingSince(t(5), t(3), null)).to.deep.equal(t(5));
     });
   });
 

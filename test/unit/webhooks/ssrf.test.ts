@@ -102,6 +102,13 @@ describe('webhooks/ssrf', () => {
       '64:ff9b::a00:1',
       '2002:7f00:1::1',
       '2002:a9fe:a9fe::',
+      // Special-purpose ranges the address library names beyond the usual ones.
+      '192.175.48.1',
+      '192.52.193.1',
+      '2001:2::1',
+      '3fff::1',
+      '64:ff9b:1::a00:1',
+      '5f00::1',
       'example.com',
       'not an ip',
     ];
@@ -163,6 +170,15 @@ describe('webhooks/ssrf', () => {
         expect(checkUrl(`https://${host}:8443/hook`, deny).ok).to.equal(false);
       });
     }
+
+    it('reads a host the way the URL parser does: percent-encoded and full-width dots reach 127.0.0.1', () => {
+      for (const host of ['127%2e0%2e0%2e1', '127。0。0。1', '0x7f%2E1']) {
+        expect(checkUrl(`http://${host}/hook`, deny), host).to.deep.equal({
+          ok: false,
+          reason: 'private address 127.0.0.1',
+        });
+      }
+    });
 
     it('names the normalised address in the reason', () => {
       expect(checkUrl('http://0x7f.1/', deny)).to.deep.equal({

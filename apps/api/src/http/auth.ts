@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { timingSafeEqual } from 'node:crypto';
 import { AppError } from '@lectern/errors';
-import { sql, type MikroORM } from '@lectern/db';
+import { boundQuery, type MikroORM } from '@lectern/db';
 import type { KeyScope, PlanName, BillingStatus } from '@lectern/db';
 import { checkAccess, usageMonth } from '@lectern/plans';
 import { hashKey, parseKey } from '@lectern/auth';
@@ -37,6 +37,12 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const unauthorized = () =>
   new AppError('unauthorized', 'Missing or invalid API key; send Authorization: Bearer <key>');
 
+function authorizationCount(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
 /**
  * Bearer API key → workspace. Then, in this order: the shared rate limit (per key, every
  * replica counts against the same window), the 402 access rules, and the read-only scope.
@@ -44,8 +50,11 @@ const unauthorized = () =>
 export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number }) {
   const dummy = hashKey('lk_timing_padding_value_that_never_matches');
   return async (ctx: Context, next: Next) => {
+    // Node keeps only the first of repeated Authorization headers; two credentials are ambiguous, so refuse.
+    if (authorizationCount(ctx.req.rawHeaders) > 1) throw unauthorized();
     const header = ctx.get('authorization');
-    const match = /^Bearer (\S+)$/.exec(header);
+    // RFC 9110: the scheme name is case-insensitive. Everything else stays exact: one space, one token.
+    const match = /^bearer (\S+)$/i.exec(header);
     const parsed = match ? parseKey(match[1]) : null;
     if (!parsed) throw unauthorized();
     const em = deps.orm.em.fork();
@@ -53,7 +62,7 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
     // One round trip: the key, its workspace, this month's views and — only for a live key whose
     // hash matches — the rate-limit hit. Requests with a wrong or revoked key are never counted.
     // The constant-time comparison below stays the authority on the key.
-    const rows = await sql<KeyRow>(
+    const rows = await boundQuery<KeyRow>(
       em,
       `select k.id as key_id, k.hash, k.scope, k.revoked_at, w.id as workspace_id, w.name, w.plan,
               w.billing_status, w.grace_until,

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { AppError, HTTP_ERRORS, isAppError } from '@lectern/errors';
+import { AppError, HTTP_ERRORS, capIssues, isAppError, type Issue } from '@lectern/errors';
 import { asUnavailable } from '@lectern/db';
 import type { Logger } from '@lectern/log';
 
@@ -63,14 +63,20 @@ export function errorMiddleware(log: Logger) {
         log.error({ err: caught, requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = status;
+      const details = { ...(final.details ?? {}) };
+      const listed =
+        final.issues ?? (Array.isArray(details.issues) ? (details.issues as Issue[]) : undefined);
+      delete details.issues;
+      const capped = listed ? capIssues(listed) : undefined;
       ctx.body = {
         error,
         message:
           status >= 500 && final.code === 'internal_error'
             ? `Internal error (request ${requestId}); retry once`
             : final.message,
-        ...(final.issues ? { issues: final.issues } : {}),
-        ...(final.details ?? {}),
+        ...details,
+        ...(capped ? { issues: capped.issues } : {}),
+        ...(capped && capped.omitted > 0 ? { issuesOmitted: capped.omitted } : {}),
       };
       if (final.retryAfter !== undefined) ctx.set('Retry-After', String(final.retryAfter));
     }

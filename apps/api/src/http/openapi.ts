@@ -39,7 +39,10 @@ function toSchema(
 const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 /** OpenAPI 3.1 built from the route contracts; a route cannot exist without one. */
-export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; version: string }) {
+export function buildOpenApi(
+  routers: ApiRouter[],
+  opts: { serverUrl: string; version: string; tags?: { name: string; description: string }[] },
+) {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, unknown> = {};
   for (const r of routers) {
@@ -66,7 +69,8 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         operationId: `${spec.method}_${full.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
         ...(spec.description ? { description: spec.description } : {}),
         ...(params.length ? { parameters: params } : {}),
-        security: spec.auth === 'public' ? [] : [{ bearer: [] }],
+        security:
+          spec.auth === 'public' ? [] : spec.auth === 'runToken' ? [{ runToken: [] }] : [{ bearer: [] }],
         responses: Object.fromEntries(
           Object.entries(spec.responses).map(([status, res]) => [
             status,
@@ -113,9 +117,18 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
         'Course authoring and delivery. Every JSON response has `data` (except GET /me); errors carry `error`, `message` and, for 400, `issues`.',
     },
     servers: [{ url: opts.serverUrl }],
+    ...(opts.tags ? { tags: opts.tags } : {}),
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'API key: lk_…' },
+        runToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'Run token from POST /player/v1/runs (docs/player-api.md)',
+        },
+      },
     },
     paths,
   };

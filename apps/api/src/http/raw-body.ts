@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import getRawBody from 'raw-body';
+import inflate from 'inflation';
 import { AppError } from '@lectern/errors';
 
 export interface RawBodyOptions {
@@ -22,72 +23,57 @@ function tooLarge(opts: RawBodyOptions): AppError {
   });
 }
 
-function decoderFor(encoding: string): Readable & NodeJS.WritableStream {
-  switch (encoding) {
-    case 'gzip':
-    case 'x-gzip':
-      return zlib.createGunzip();
-    case 'deflate':
-      return zlib.createInflate();
-    case 'br':
-      return zlib.createBrotliDecompress();
-    default:
-      throw new AppError(
-        'unsupported_media_type',
-        `Content-Encoding "${encoding}" is not supported; send identity, gzip, deflate or br`,
-      );
-  }
-}
+/** What `inflation` reads: its published types name the option `gzip`, the code reads `encoding`. */
+type InflateOptions = inflate.Options & { encoding: string };
 
 /**
- * Reads the raw request body of a route that has no parser (non-JSON uploads) with a byte
- * cap counted after decompression. A declared Content-Length over the cap is refused
- * before anything is read. Over the cap → 413 `payload_too_large`; the rest of the upload
- * is discarded by Node (the request is resumed), so the client still reads the answer.
+ * Reads the raw request body of a route that has no parser (non-JSON uploads) with a byte cap counted after
+ * decompression: `inflation` decodes gzip, deflate and br, and `raw-body` (the pair koa-body's JSON parser uses)
+ * collects it. A declared Content-Length over the cap is refused before anything is read. Over the cap → 413
+ * `payload_too_large`; the rest of the upload is discarded by Node (the request is resumed), so the client still
+ * reads the answer.
+ *
+ * Measured against the hand-written stream reader it replaced (4 MiB CSV over loopback keep-alive, 4 interleaved
+ * rounds of 40 uploads, 2 shared cores at load ~17): identity 8.3 vs 15.0 ms per upload (CPU 4.6 vs 7.0 ms), gzip
+ * 21.0 vs 21.6 ms (CPU 11.6 vs 13.4 ms). No reason to keep our own.
  */
 export async function readRawBody(ctx: Context, opts: RawBodyOptions): Promise<Buffer> {
   const req = ctx.req;
-  const declared = Number(ctx.get('content-length') || NaN);
   const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
-  if (encoding === 'identity' && Number.isFinite(declared) && declared > opts.limit) {
-    req.resume();
-    throw tooLarge(opts);
-  }
-  let source: Readable = req;
-  if (encoding !== 'identity') {
-    const decoder = decoderFor(encoding);
-    req.pipe(decoder);
-    source = decoder;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let source: Readable;
   try {
-    for await (const chunk of source) {
-      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-      size += buf.length;
-      if (size > opts.limit) {
-        if (source !== req) {
-          req.unpipe();
-          source.destroy();
-        }
-        req.resume();
-        throw tooLarge(opts);
-      }
-      chunks.push(buf);
-    }
+    const options: InflateOptions = { encoding: encoding === 'x-gzip' ? 'gzip' : encoding };
+    source = inflate(req, options);
+  } catch {
+    req.resume();
+    throw new AppError(
+      'unsupported_media_type',
+      `Content-Encoding "${encoding}" is not supported; send identity, gzip, deflate or br`,
+    );
+  }
+  try {
+    return await getRawBody(source, {
+      limit: opts.limit,
+      // Only an identity body's declared length is the length that counts against the cap.
+      length: source === req ? ctx.get('content-length') || null : null,
+    });
   } catch (err) {
-    if (err instanceof AppError) throw err;
-    const code = (err as { code?: unknown }).code;
+    if (source !== req) {
+      req.unpipe();
+      source.destroy();
+    }
+    req.resume();
+    const { type, code } = err as { type?: unknown; code?: unknown };
+    if (type === 'entity.too.large') throw tooLarge(opts);
     if (typeof code === 'string' && /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(code)) {
       const message =
         'The request body could not be decompressed (Content-Encoding does not match the bytes)';
       throw new AppError('invalid_request', message, { issues: [{ code: 'malformed', path: [], message }] });
     }
-    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' || req.destroyed) {
+    if (type === 'request.aborted' || code === 'ECONNRESET' || req.destroyed) {
       // The client went away mid-upload; nobody reads this answer, but it is not our fault.
       throw new AppError('invalid_request', 'The upload was interrupted before the body was complete');
     }
     throw err;
   }
-  return Buffer.concat(chunks, size);
 }

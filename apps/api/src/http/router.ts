@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { koaBody, HttpMethodEnum } from 'koa-body';
 import { z } from 'zod';
-import { AppError, issuesFromZod } from '@lectern/errors';
+import { AppError, inputIssue, issuesFromZod } from '@lectern/errors';
 import type { AuthState } from './auth.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -24,8 +24,11 @@ export interface RouteSpec<
   summary: string;
   tags: string[];
   description?: string;
-  /** 'key' (default): Bearer API key; 'public': no auth (health, docs, verification). */
-  auth?: 'key' | 'public';
+  /**
+   * 'key' (default): Bearer API key; 'public': no auth (health, docs, verification, run opens);
+   * 'runToken': Bearer run token of the Player API (checked by the route itself).
+   */
+  auth?: 'key' | 'public' | 'runToken';
   body?: B;
   query?: Q;
   /** Raw (non-JSON) request body, documented but not parsed here. */
@@ -46,6 +49,13 @@ export type RouteHandler<B, Q> = (ctx: Context & { state: RouteState<B, Q> }) =>
 
 const DEFAULT_JSON_LIMIT = 1024 * 1024;
 
+/**
+ * Content types a JSON body may arrive under besides JSON itself: none at all, `text/plain` (what `fetch` sends
+ * for a string body) and the form type (what `curl -d` sends). Such a body is read as JSON; anything else that
+ * clearly names another format (text/csv, multipart/form-data, application/xml, …) stays a 415.
+ */
+const LENIENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded'];
+
 function jsonBody(limit: number): Middleware {
   const parser = koaBody({
     json: true,
@@ -59,14 +69,40 @@ function jsonBody(limit: number): Middleware {
   });
   return async (ctx: Context, next: Next) => {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !ctx.is('application/json', '+json')) {
+    if (!hasBody || ctx.is('application/json', '+json')) return parser(ctx, next);
+    const declared = ctx.get('content-type');
+    if (declared !== '' && !ctx.is(LENIENT_TYPES)) {
       throw new AppError(
         'unsupported_media_type',
         'Send the body as JSON with Content-Type: application/json',
       );
     }
-    await parser(ctx, next);
+    // koa-body parses only what is labelled JSON; relabel so the same limit and strict parsing apply.
+    ctx.request.headers['content-type'] = 'application/json';
+    let parsed = false;
+    try {
+      await parser(ctx, async () => {
+        parsed = true;
+        await next();
+      });
+    } catch (err) {
+      // A form that is not JSON is a form: say which format we take rather than "malformed JSON".
+      const status = (err as { status?: number }).status;
+      if (!parsed && status === 400 && /x-www-form-urlencoded/i.test(declared)) {
+        throw new AppError(
+          'unsupported_media_type',
+          'Send the body as JSON with Content-Type: application/json',
+        );
+      }
+      throw err;
+    }
   };
+}
+
+/** NUL, lone surrogates and over-deep nesting, anywhere in the request's values (libs/errors input rules). */
+function assertCleanInput(where: string, value: unknown, prefix: (string | number)[]): void {
+  const issue = inputIssue(value, prefix);
+  if (issue) throw new AppError('invalid_request', `${where} is invalid`, { issues: [issue] });
 }
 
 /** Router that records every route's contract; mount with `.routes()`, document with `.specs`. */
@@ -89,6 +125,12 @@ export class ApiRouter {
     const handler = chain.pop() as RouteHandler<B, Q>;
     const middlewares = chain as Middleware[];
     const validate: Middleware = async (ctx, next) => {
+      assertCleanInput('A path parameter', ctx.params ?? {}, ['params']);
+      assertCleanInput('A query parameter', ctx.query, ['query']);
+      if (spec.body) {
+        const raw = (ctx.request as { body?: unknown }).body;
+        assertCleanInput('Request body', raw, []);
+      }
       if (spec.query) {
         const r = (spec.query as z.ZodType).safeParse(ctx.query);
         if (!r.success)

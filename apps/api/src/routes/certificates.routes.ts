@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import {
   CertificateTemplate,
   CreateCertificateTemplate,
   UpdateCertificateTemplate,
-  certificateTemplateDto,
 } from '@lectern/contracts';
 import {
   createCertificateTemplate,
@@ -13,13 +12,14 @@ import {
   getCertificateTemplate,
   listCertificateTemplates,
   updateCertificateTemplate,
+  certificateTemplateDto,
 } from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
-export function certificateTemplateRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
   const tags = ['Certificate templates'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const gate = planGate('certificate_templates');
   const one = z.object({ data: CertificateTemplate });
   const scale = 'Scale plan or higher (403 plan_required otherwise, before the body is looked at).';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import {
   AddCollectionCourse,
   Collection,
@@ -20,9 +20,9 @@ import {
 } from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
-export function collectionRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
   const tags = ['Collections'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const one = z.object({ data: Collection });
 
   api.route(
@@ -66,6 +66,8 @@ export function collectionRoutes(api: ApiRouter, deps: { rt: Runtime }) {
       method: 'get',
       path: '/collections/:id',
       summary: 'Get a collection with its courses in display order',
+      description:
+        '`courses` holds the Course objects in display order, without `screens` (the content is one GET /courses/:id away).',
       tags,
       responses: { 200: { description: 'The collection', schema: one }, ...errorResponses },
     },

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import { AppError } from '@lectern/errors';
-import { CsvImportError, CsvImportQuery, CsvImportResponse, ErrorBody, courseDto } from '@lectern/contracts';
-import { getCourse } from '@lectern/authoring';
+import { CsvImportError, CsvImportQuery, CsvImportResponse, ErrorBody } from '@lectern/contracts';
+import { getCourse, courseDto } from '@lectern/authoring';
 import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '@lectern/csv-import';
 import { runSyncJob } from '@lectern/jobs';
 import { readRawBody } from '../http/raw-body.js';
@@ -22,7 +22,10 @@ export const CSV_BODY_LIMIT = 5 * 1024 * 1024;
  * from the job row. Registered before the course routes so no `/courses/:id` pattern
  * can shadow it.
  */
-export function courseImportRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function courseImportRoutes(
+  api: ApiRouter,
+  deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'log' | 'cfg'>,
+) {
   api.route(
     {
       method: 'post',
@@ -79,15 +82,15 @@ export function courseImportRoutes(api: ApiRouter, deps: { rt: Runtime }) {
       }
       const body = await readRawBody(ctx, { limit: CSV_BODY_LIMIT, what: 'A CSV import' });
       const ws = ctx.state.auth.workspace;
-      const { result } = await runSyncJob(deps.rt, {
+      const { result } = await runSyncJob(deps, {
         workspaceId: ws.id,
         kind: CSV_IMPORT_KIND,
         input: { title: ctx.state.query.title ?? null },
         blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
-        timeoutMs: deps.rt.cfg.CSV_IMPORT_TIMEOUT_MS,
+        timeoutMs: deps.cfg.CSV_IMPORT_TIMEOUT_MS,
         what: 'CSV import',
       });
-      const course = await getCourse(deps.rt.orm.em.fork(), ws.id, result.courseId);
+      const course = await getCourse(deps.orm.em.fork(), ws.id, result.courseId);
       ctx.status = 201;
       ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
       ctx.body = { data: courseDto(course), issues: result.issues };

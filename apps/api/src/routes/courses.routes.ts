@@ -1,17 +1,23 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
-import { Course, CreateCourse, UpdateCourse, courseDto } from '@lectern/contracts';
-import { createCourse, deleteCourse, getCourse, listCourses, updateCourse } from '@lectern/authoring';
+import type { RouteDeps } from '../deps.js';
+import { Course, CreateCourse, UpdateCourse } from '@lectern/contracts';
+import {
+  createCourse,
+  deleteCourse,
+  getCourse,
+  listCourses,
+  updateCourse,
+  courseDto,
+} from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
 /** Courses carry whole screen documents; a large paid-plan course outgrows the 1 MiB default. */
 const COURSE_BODY_LIMIT = 8 * 1024 * 1024;
 
-export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }) {
+export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg' | 'relay'>) {
   const tags = ['Courses'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const one = z.object({ data: Course });
 
   api.route(
@@ -92,7 +98,7 @@ export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }
         ctx.params.id,
         ctx.state.body,
         {
-          publicUrl: deps.rt.cfg.PUBLIC_URL,
+          publicUrl: deps.cfg.PUBLIC_URL,
         },
       );
       if (event) deps.relay.kick();
@@ -105,6 +111,7 @@ export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }
       method: 'delete',
       path: '/courses/:id',
       summary: 'Delete a course (it leaves every collection; its translations go with it)',
+      description: 'Deleting a published course emits course.unpublished (its embed link goes offline).',
       tags,
       responses: {
         204: { description: 'Deleted', schema: null },
@@ -116,7 +123,10 @@ export function courseRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }
       },
     },
     async (ctx) => {
-      await deleteCourse(em(), ctx.state.auth.workspace.id, ctx.params.id);
+      const { event } = await deleteCourse(em(), ctx.state.auth.workspace.id, ctx.params.id, {
+        publicUrl: deps.cfg.PUBLIC_URL,
+      });
+      if (event) deps.relay.kick();
       ctx.status = 204;
     },
   );

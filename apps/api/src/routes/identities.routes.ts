@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
+import type { RouteDeps } from '../deps.js';
 import {
   BulkDeleteIdentities,
   BulkDeleteResult,
@@ -11,7 +10,6 @@ import {
   IdentitySearchQuery,
   Pagination,
   UpsertIdentity,
-  identityDto,
   paged,
   parsePaging,
 } from '@lectern/contracts';
@@ -21,12 +19,13 @@ import {
   getIdentity,
   searchIdentities,
   upsertIdentities,
+  identityDto,
 } from '@lectern/identities';
 import { errorResponses } from './shared.js';
 
-export function identityRoutes(api: ApiRouter, deps: { rt: Runtime; relay: Relay }) {
+export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'relay'>) {
   const tags = ['Identities'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
 
   api.route(
     {

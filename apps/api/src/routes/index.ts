@@ -1,6 +1,5 @@
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import type { Relay } from '@lectern/events';
+import type { RouteDeps } from '../deps.js';
 import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -10,14 +9,14 @@ import { themeRoutes } from './themes.routes.js';
 import { certificateTemplateRoutes } from './certificates.routes.js';
 import { collectionRoutes } from './collections.routes.js';
 import { translationRoutes } from './translations.routes.js';
-
-export interface RouteDeps {
-  rt: Runtime;
-  relay: Relay;
-}
+import { completionRoutes } from './completions.routes.js';
+import { embedKeyRoutes } from './embed-keys.routes.js';
+import type { PlayerKeys } from '../player-keys.js';
+import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 
 /** Every keyed /api/v1 route module. Add new modules here. */
-export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
+export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
+  const em = () => deps.orm.em.fork();
   meRoutes(api);
   identityRoutes(api, deps);
   webhookRoutes(api, deps);
@@ -27,4 +26,7 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps): void {
   certificateTemplateRoutes(api, deps);
   collectionRoutes(api, deps);
   translationRoutes(api, deps);
+  completionRoutes(api, { em });
+  embedKeyRoutes(api, { em, secrets: () => player.keys().secrets });
+  issuedCertificateRoutes(api, deps);
 }

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
-import { CreateTheme, Theme, UpdateTheme, themeDto } from '@lectern/contracts';
-import { createTheme, deleteTheme, getTheme, listThemes, updateTheme } from '@lectern/authoring';
+import type { RouteDeps } from '../deps.js';
+import { CreateTheme, Theme, UpdateTheme } from '@lectern/contracts';
+import { createTheme, deleteTheme, getTheme, listThemes, updateTheme, themeDto } from '@lectern/authoring';
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
-export function themeRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
   const tags = ['Themes'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const gate = planGate('themes');
   const one = z.object({ data: Theme });
   const scale = 'Scale plan or higher (403 plan_required otherwise, before the body is looked at).';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import { CreateTranslation, Translatable, Translation, UpdateTranslation } from '@lectern/contracts';
 import {
   createTranslation,
@@ -13,9 +13,9 @@ import {
 import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
-export function translationRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
   const tags = ['Translations'];
-  const em = () => deps.rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   const gate = planGate('translations');
   const one = z.object({ data: Translation });
   const scale = 'Scale plan or higher (403 plan_required otherwise, before the body is looked at).';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
-import type { Runtime } from '@lectern/runtime';
+import type { RouteDeps } from '../deps.js';
 import {
   CreateWebhook,
   DeliveryListQuery,
@@ -14,9 +14,6 @@ import {
   WebhookEndpointCreated,
   paged,
   parsePaging,
-  webhookDeliveryDetailDto,
-  webhookDeliveryDto,
-  webhookEndpointDto,
 } from '@lectern/contracts';
 import {
   createEndpoint,
@@ -31,17 +28,19 @@ import {
   updateEndpoint,
   webhookSecretKey,
   type EndpointPolicy,
+  webhookDeliveryDetailDto,
+  webhookDeliveryDto,
+  webhookEndpointDto,
 } from '@lectern/webhooks';
 import { errorResponses } from './shared.js';
 
-export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
+export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'cfg'>) {
   const tags = ['Webhooks'];
-  const { rt } = deps;
-  const em = () => rt.orm.em.fork();
+  const em = () => deps.orm.em.fork();
   let key: Buffer | undefined;
   const policy: EndpointPolicy = {
-    key: () => (key ??= webhookSecretKey(rt.cfg)),
-    allowPrivate: rt.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    key: () => (key ??= webhookSecretKey(deps.cfg)),
+    allowPrivate: deps.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
   };
   const conflict = { 409: { description: 'conflict: the endpoint is inactive', schema: ErrorBody } };
 
@@ -70,7 +69,7 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
       path: '/webhooks',
       summary: 'Create a webhook endpoint; the response carries signingSecret, shown this once only',
       description:
-        'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]).',
+        'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]). isActive defaults to true; an endpoint created with isActive: false receives nothing until it is set to true.',
       tags,
       body: CreateWebhook,
       responses: {
@@ -115,7 +114,8 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
     {
       method: 'patch',
       path: '/webhooks/:id',
-      summary: 'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries',
+      summary:
+        'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries, re-activating clears disabledReason and disabledAt',
       tags,
       body: UpdateWebhook,
       responses: {
@@ -222,7 +222,7 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
         ctx.params.id,
         ctx.params.deliveryId,
       );
-      kickDispatchers(rt.bus);
+      kickDispatchers(deps.bus);
       ctx.status = 202;
       ctx.body = { data: webhookDeliveryDto(row) };
     },
@@ -247,9 +247,9 @@ export function webhookRoutes(api: ApiRouter, deps: { rt: Runtime }) {
     async (ctx) => {
       const row = await sendTestEvent(em(), ctx.state.auth.workspace.id, ctx.params.id, {
         eventType: ctx.state.body.eventType,
-        publicUrl: rt.cfg.PUBLIC_URL,
+        publicUrl: deps.cfg.PUBLIC_URL,
       });
-      kickDispatchers(rt.bus);
+      kickDispatchers(deps.bus);
       ctx.status = 202;
       ctx.body = { data: webhookDeliveryDto(row) };
     },

@@ -1,6 +1,8 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, oneOf, references, text, timestamptz } from './columns.js';
 
-export type KeyScope = 'read' | 'write';
+export const KEY_SCOPES = ['read', 'write'] as const;
+export type KeyScope = (typeof KEY_SCOPES)[number];
 
 export interface ApiKey {
   id: string;
@@ -16,13 +18,14 @@ export interface ApiKey {
 export const ApiKeySchema = new EntitySchema<ApiKey>({
   name: 'ApiKey',
   tableName: 'api_keys',
+  indexes: [{ name: 'api_keys_workspace_idx', properties: ['workspaceId'] }],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    lookup: { type: 'string' },
-    hash: { type: 'string' },
-    scope: { type: 'string' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    revokedAt: { type: 'Date', nullable: true, fieldName: 'revoked_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    lookup: { ...text, unique: true },
+    hash: { ...text },
+    scope: { ...oneOf(KEY_SCOPES) },
+    createdAt: { ...createdAt },
+    revokedAt: { ...timestamptz, nullable: true, fieldName: 'revoked_at' },
   },
 });

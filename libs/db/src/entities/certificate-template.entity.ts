@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, references, text, updatedAt } from './columns.js';
 
 /** The design of a certificate PDF (tokens: libs/contracts design.ts `CertificateTokens`). */
 export interface CertificateTemplate {
@@ -13,12 +14,19 @@ export interface CertificateTemplate {
 export const CertificateTemplateSchema = new EntitySchema<CertificateTemplate>({
   name: 'CertificateTemplate',
   tableName: 'certificate_templates',
+  indexes: [
+    {
+      name: 'certificate_templates_ws_created_idx',
+      expression:
+        'create index certificate_templates_ws_created_idx on certificate_templates (workspace_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    tokens: { type: 'json' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    name: { ...text },
+    tokens: { ...jsonb('{}') },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });

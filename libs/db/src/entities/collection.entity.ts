@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, references, text, timestamptz, updatedAt } from './columns.js';
 
 export interface Collection {
   id: string;
@@ -12,13 +13,20 @@ export interface Collection {
 export const CollectionSchema = new EntitySchema<Collection>({
   name: 'Collection',
   tableName: 'collections',
+  indexes: [
+    {
+      name: 'collections_ws_created_idx',
+      expression:
+        'create index collections_ws_created_idx on collections (workspace_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    description: { type: 'string', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    name: { ...text },
+    description: { ...text, nullable: true },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });
 
@@ -33,10 +41,14 @@ export interface CollectionCourse {
 export const CollectionCourseSchema = new EntitySchema<CollectionCourse>({
   name: 'CollectionCourse',
   tableName: 'collection_courses',
+  indexes: [
+    { name: 'collection_courses_order_idx', properties: ['collectionId', 'position'] },
+    { name: 'collection_courses_course_idx', properties: ['courseId'] },
+  ],
   properties: {
-    collectionId: { type: 'string', primary: true, fieldName: 'collection_id' },
-    courseId: { type: 'string', primary: true, fieldName: 'course_id' },
+    collectionId: { ...references('Collection', 'collection_id', 'cascade'), primary: true },
+    courseId: { ...references('Course', 'course_id', 'cascade'), primary: true },
     position: { type: 'integer' },
-    addedAt: { type: 'Date', fieldName: 'added_at', columnType: 'timestamptz' },
+    addedAt: { ...timestamptz, fieldName: 'added_at', defaultRaw: 'now()' },
   },
 });

@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, references, text, updatedAt } from './columns.js';
 
 /** One locale of one course. */
 export interface CourseTranslation {
@@ -20,15 +21,16 @@ export interface CourseTranslation {
 export const CourseTranslationSchema = new EntitySchema<CourseTranslation>({
   name: 'CourseTranslation',
   tableName: 'course_translations',
+  uniques: [{ properties: ['courseId', 'locale'] }],
   properties: {
-    id: { type: 'string', primary: true },
-    courseId: { type: 'string', fieldName: 'course_id' },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    locale: { type: 'string' },
-    content: { type: 'json' },
-    sourceHash: { type: 'string', fieldName: 'source_hash' },
-    sourceFingerprints: { type: 'json', fieldName: 'source_fingerprints' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    courseId: { ...references('Course', 'course_id', 'cascade') },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    locale: { ...text },
+    content: { ...jsonb('{}') },
+    sourceHash: { ...text, fieldName: 'source_hash' },
+    sourceFingerprints: { ...jsonb('{}'), fieldName: 'source_fingerprints' },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });

@@ -1,9 +1,14 @@
 import { DecimalType, EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, oneOf, references, text, updatedAt } from './columns.js';
 
-export type CourseStatus = 'draft' | 'published';
-export type CourseDirection = 'ltr' | 'rtl';
-export type QuizFeedback = 'deferred' | 'immediate';
-export type CourseNavigation = 'default' | 'hidden';
+const COURSE_STATUSES = ['draft', 'published'] as const;
+const COURSE_DIRECTIONS = ['ltr', 'rtl'] as const;
+const QUIZ_FEEDBACK = ['deferred', 'immediate'] as const;
+const COURSE_NAVIGATION = ['default', 'hidden'] as const;
+export type CourseStatus = (typeof COURSE_STATUSES)[number];
+export type CourseDirection = (typeof COURSE_DIRECTIONS)[number];
+export type QuizFeedback = (typeof QUIZ_FEEDBACK)[number];
+export type CourseNavigation = (typeof COURSE_NAVIGATION)[number];
 
 export interface Course {
   id: string;
@@ -33,28 +38,47 @@ export interface Course {
 export const CourseSchema = new EntitySchema<Course>({
   name: 'Course',
   tableName: 'courses',
+  checks: [
+    { name: 'courses_passing_score_check', expression: 'passing_score >= 0 and passing_score <= 100' },
+  ],
+  indexes: [
+    {
+      name: 'courses_ws_created_idx',
+      expression: 'create index courses_ws_created_idx on courses (workspace_id, created_at desc, id desc)',
+    },
+    {
+      name: 'courses_theme_idx',
+      expression: 'create index courses_theme_idx on courses (theme_id) where theme_id is not null',
+    },
+    {
+      name: 'courses_certificate_idx',
+      expression:
+        'create index courses_certificate_idx on courses (certificate_id) where certificate_id is not null',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    title: { type: 'string' },
-    status: { type: 'string' },
-    screens: { type: 'json' },
-    sourceKind: { type: 'string', fieldName: 'source_kind' },
-    direction: { type: 'string' },
-    locale: { type: 'string' },
-    customFonts: { type: 'json', fieldName: 'custom_fonts' },
-    themeId: { type: 'string', nullable: true, fieldName: 'theme_id' },
-    certificateId: { type: 'string', nullable: true, fieldName: 'certificate_id' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    title: { ...text },
+    status: { ...oneOf(COURSE_STATUSES), default: 'draft' },
+    screens: { ...jsonb('[]') },
+    sourceKind: { ...text, fieldName: 'source_kind', default: 'manual' },
+    direction: { ...oneOf(COURSE_DIRECTIONS), default: 'ltr' },
+    locale: { ...text, default: 'en' },
+    customFonts: { ...jsonb('[]'), fieldName: 'custom_fonts' },
+    // Deleting a theme or certificate template falls back to none / the built-in design (ON DELETE SET NULL).
+    themeId: { ...references('Theme', 'theme_id', 'set null') },
+    certificateId: { ...references('CertificateTemplate', 'certificate_id', 'set null') },
     passingScore: {
       type: new DecimalType('number'),
       nullable: true,
       fieldName: 'passing_score',
       columnType: 'numeric',
     },
-    quizFeedback: { type: 'string', fieldName: 'quiz_feedback' },
-    navigation: { type: 'string' },
-    contentHash: { type: 'string', fieldName: 'content_hash' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    quizFeedback: { ...oneOf(QUIZ_FEEDBACK), fieldName: 'quiz_feedback', default: 'deferred' },
+    navigation: { ...oneOf(COURSE_NAVIGATION), default: 'default' },
+    contentHash: { ...text, fieldName: 'content_hash' },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });

@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, references, text, updatedAt } from './columns.js';
 
 export interface Identity {
   id: string;
@@ -13,13 +14,21 @@ export interface Identity {
 export const IdentitySchema = new EntitySchema<Identity>({
   name: 'Identity',
   tableName: 'identities',
+  uniques: [{ properties: ['workspaceId', 'externalId'] }],
+  indexes: [
+    {
+      name: 'identities_ws_created_idx',
+      expression:
+        'create index identities_ws_created_idx on identities (workspace_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    externalId: { type: 'string', fieldName: 'external_id' },
-    name: { type: 'string', nullable: true },
-    email: { type: 'string', nullable: true },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    externalId: { ...text, fieldName: 'external_id' },
+    name: { ...text, nullable: true },
+    email: { ...text, nullable: true },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });

@@ -1,4 +1,4 @@
-import { WorkspaceSchema } from './workspace.entity.js';
+import { UsageCounterSchema, WorkspaceSchema } from './workspace.entity.js';
 import { ApiKeySchema } from './api-key.entity.js';
 import { IdentitySchema } from './identity.entity.js';
 import { JobSchema } from './job.entity.js';
@@ -9,6 +9,13 @@ import { ThemeSchema } from './theme.entity.js';
 import { CertificateTemplateSchema } from './certificate-template.entity.js';
 import { CollectionCourseSchema, CollectionSchema } from './collection.entity.js';
 import { CourseTranslationSchema } from './course-translation.entity.js';
+import {
+  AttemptSchema,
+  CompletionBatchSchema,
+  CompletionSchema,
+  EmbedKeySchema,
+} from './learner-runs.entity.js';
+import { IssuedCertificateSchema } from './issued-certificate.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -21,10 +28,13 @@ export * from './theme.entity.js';
 export * from './certificate-template.entity.js';
 export * from './collection.entity.js';
 export * from './course-translation.entity.js';
+export * from './learner-runs.entity.js';
+export * from './issued-certificate.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
   WorkspaceSchema,
+  UsageCounterSchema,
   ApiKeySchema,
   IdentitySchema,
   JobSchema,
@@ -38,4 +48,9 @@ export const ENTITIES = [
   CollectionSchema,
   CollectionCourseSchema,
   CourseTranslationSchema,
+  EmbedKeySchema,
+  CompletionSchema,
+  AttemptSchema,
+  CompletionBatchSchema,
+  IssuedCertificateSchema,
 ];

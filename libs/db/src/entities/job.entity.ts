@@ -1,6 +1,8 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, oneOf, references, text, timestamptz, updatedAt } from './columns.js';
 
-export type JobStatus = 'queued' | 'processing' | 'completed' | 'failed';
+export const JOB_STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 
 export interface Job {
   id: string;
@@ -19,17 +21,23 @@ export interface Job {
 export const JobSchema = new EntitySchema<Job>({
   name: 'Job',
   tableName: 'jobs',
+  indexes: [
+    {
+      name: 'jobs_ws_kind_idx',
+      expression: 'create index jobs_ws_kind_idx on jobs (workspace_id, kind, created_at desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    kind: { type: 'string' },
-    status: { type: 'string' },
-    input: { type: 'json' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    kind: { ...text },
+    status: { ...oneOf(JOB_STATUSES) },
+    input: { ...jsonb('{}') },
     result: { type: 'json', nullable: true },
     error: { type: 'json', nullable: true },
-    attempts: { type: 'integer' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
-    completedAt: { type: 'Date', nullable: true, fieldName: 'completed_at', columnType: 'timestamptz' },
+    attempts: { type: 'integer', default: 0 },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
+    completedAt: { ...timestamptz, nullable: true, fieldName: 'completed_at' },
   },
 });

@@ -1,6 +1,10 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, text, timestamptz } from './columns.js';
 
-/** A row of the transactional outbox: written with the change, published later by the relay. */
+/**
+ * A row of the transactional outbox: written with the change, published later by the relay. `workspace_id` has
+ * no foreign key in the migration, so it is a plain column here too.
+ */
 export interface OutboxEvent {
   id: string;
   workspaceId: string;
@@ -13,12 +17,19 @@ export interface OutboxEvent {
 export const OutboxEventSchema = new EntitySchema<OutboxEvent>({
   name: 'OutboxEvent',
   tableName: 'outbox_events',
+  indexes: [
+    {
+      name: 'outbox_unpublished_idx',
+      expression:
+        'create index outbox_unpublished_idx on outbox_events (created_at) where published_at is null',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    type: { type: 'string' },
+    id: { ...text, primary: true },
+    workspaceId: { ...text, fieldName: 'workspace_id' },
+    type: { ...text },
     data: { type: 'json' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    publishedAt: { type: 'Date', nullable: true, fieldName: 'published_at', columnType: 'timestamptz' },
+    createdAt: { ...createdAt },
+    publishedAt: { ...timestamptz, nullable: true, fieldName: 'published_at' },
   },
 });

@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, jsonb, references, text, updatedAt } from './columns.js';
 
 /** A workspace's look for the player (tokens: libs/contracts design.ts `ThemeTokens`). */
 export interface Theme {
@@ -14,13 +15,19 @@ export interface Theme {
 export const ThemeSchema = new EntitySchema<Theme>({
   name: 'Theme',
   tableName: 'themes',
+  indexes: [
+    {
+      name: 'themes_ws_created_idx',
+      expression: 'create index themes_ws_created_idx on themes (workspace_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    tokens: { type: 'json' },
-    customFonts: { type: 'json', fieldName: 'custom_fonts' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    name: { ...text },
+    tokens: { ...jsonb('{}') },
+    customFonts: { ...jsonb('[]'), fieldName: 'custom_fonts' },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });

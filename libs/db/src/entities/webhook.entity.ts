@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, oneOf, references, text, timestamptz, updatedAt } from './columns.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -9,8 +10,12 @@ export interface WebhookEndpoint {
   isActive: boolean;
   /** `encryptSecret(signingSecret, key, id)`; the plain secret is shown once at creation and never stored. */
   secretEncrypted: string;
-  /** Why the service switched the endpoint off (a 410 from the receiver); cleared when re-activated. */
+  /** Why the service switched the endpoint off (sustained failure); cleared when re-activated. */
   disabledReason: string | null;
+  /** When the service switched the endpoint off; cleared when re-activated. */
+  disabledAt: Date | null;
+  /** Start of the current run of failed attempts (no 2xx since); null after a 2xx or a re-activation. */
+  failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -18,21 +23,25 @@ export interface WebhookEndpoint {
 export const WebhookEndpointSchema = new EntitySchema<WebhookEndpoint>({
   name: 'WebhookEndpoint',
   tableName: 'webhook_endpoints',
+  indexes: [{ name: 'webhook_endpoints_ws_idx', properties: ['workspaceId', 'createdAt', 'id'] }],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    name: { type: 'string' },
-    url: { type: 'string' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    name: { ...text },
+    url: { ...text },
     eventTypes: { type: 'string[]', fieldName: 'event_types', columnType: 'text[]' },
-    isActive: { type: 'boolean', fieldName: 'is_active' },
-    secretEncrypted: { type: 'string', fieldName: 'secret_encrypted', lazy: true },
-    disabledReason: { type: 'string', nullable: true, fieldName: 'disabled_reason' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    isActive: { type: 'boolean', fieldName: 'is_active', default: true },
+    secretEncrypted: { ...text, fieldName: 'secret_encrypted', lazy: true },
+    disabledReason: { ...text, nullable: true, fieldName: 'disabled_reason' },
+    disabledAt: { ...timestamptz, nullable: true, fieldName: 'disabled_at' },
+    failingSince: { ...timestamptz, nullable: true, fieldName: 'failing_since' },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });
 
-export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'cancelled'] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 export interface WebhookDelivery {
   id: string;
@@ -59,23 +68,41 @@ export interface WebhookDelivery {
 export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
   name: 'WebhookDelivery',
   tableName: 'webhook_deliveries',
+  uniques: [{ properties: ['eventId', 'endpointId'] }],
+  indexes: [
+    {
+      name: 'webhook_deliveries_due_idx',
+      expression:
+        "create index webhook_deliveries_due_idx on webhook_deliveries (endpoint_id, next_attempt_at, id) where status = 'pending'",
+    },
+    {
+      name: 'webhook_deliveries_leased_idx',
+      expression:
+        "create index webhook_deliveries_leased_idx on webhook_deliveries (locked_until) where status = 'pending' and locked_until is not null",
+    },
+    {
+      name: 'webhook_deliveries_log_idx',
+      expression:
+        'create index webhook_deliveries_log_idx on webhook_deliveries (endpoint_id, created_at desc, id desc)',
+    },
+  ],
   properties: {
-    id: { type: 'string', primary: true },
-    workspaceId: { type: 'string', fieldName: 'workspace_id' },
-    endpointId: { type: 'string', fieldName: 'endpoint_id' },
-    eventId: { type: 'string', fieldName: 'event_id' },
-    eventType: { type: 'string', fieldName: 'event_type' },
-    payload: { type: 'text', lazy: true },
-    status: { type: 'string' },
-    attempts: { type: 'integer' },
-    maxAttempts: { type: 'integer', fieldName: 'max_attempts' },
+    id: { ...text, primary: true },
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    endpointId: { ...references('WebhookEndpoint', 'endpoint_id', 'cascade') },
+    eventId: { ...text, fieldName: 'event_id' },
+    eventType: { ...text, fieldName: 'event_type' },
+    payload: { ...text, lazy: true },
+    status: { ...oneOf(WEBHOOK_DELIVERY_STATUSES) },
+    attempts: { type: 'integer', default: 0 },
+    maxAttempts: { type: 'integer', fieldName: 'max_attempts', default: 5 },
     lastStatusCode: { type: 'integer', nullable: true, fieldName: 'last_status_code' },
-    lastError: { type: 'text', nullable: true, fieldName: 'last_error' },
-    nextAttemptAt: { type: 'Date', nullable: true, fieldName: 'next_attempt_at', columnType: 'timestamptz' },
-    lockedUntil: { type: 'Date', nullable: true, fieldName: 'locked_until', columnType: 'timestamptz' },
-    claimSeq: { type: 'integer', fieldName: 'claim_seq' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    lastError: { ...text, nullable: true, fieldName: 'last_error' },
+    nextAttemptAt: { ...timestamptz, nullable: true, fieldName: 'next_attempt_at' },
+    lockedUntil: { ...timestamptz, nullable: true, fieldName: 'locked_until' },
+    claimSeq: { type: 'integer', fieldName: 'claim_seq', default: 0 },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
   },
 });
 
@@ -94,12 +121,12 @@ export const WebhookAttemptSchema = new EntitySchema<WebhookAttempt>({
   name: 'WebhookAttempt',
   tableName: 'webhook_attempts',
   properties: {
-    deliveryId: { type: 'string', primary: true, fieldName: 'delivery_id' },
+    deliveryId: { ...references('WebhookDelivery', 'delivery_id', 'cascade'), primary: true },
     attempt: { type: 'integer', primary: true },
     statusCode: { type: 'integer', nullable: true, fieldName: 'status_code' },
-    error: { type: 'text', nullable: true },
+    error: { ...text, nullable: true },
     durationMs: { type: 'integer', fieldName: 'duration_ms' },
-    responseBody: { type: 'text', fieldName: 'response_body' },
-    startedAt: { type: 'Date', fieldName: 'started_at', columnType: 'timestamptz' },
+    responseBody: { ...text, fieldName: 'response_body', default: '' },
+    startedAt: { ...timestamptz, fieldName: 'started_at' },
   },
 });

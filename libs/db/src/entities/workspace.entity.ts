@@ -1,7 +1,10 @@
 import { EntitySchema } from '@mikro-orm/core';
+import { createdAt, oneOf, references, text, timestamptz, updatedAt } from './columns.js';
 
-export type PlanName = 'sandbox' | 'build' | 'scale' | 'partner';
-export type BillingStatus = 'ok' | 'past_due';
+export const PLAN_NAMES = ['sandbox', 'build', 'scale', 'partner'] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+export const BILLING_STATUSES = ['ok', 'past_due'] as const;
+export type BillingStatus = (typeof BILLING_STATUSES)[number];
 
 export interface Workspace {
   id: string;
@@ -17,12 +20,32 @@ export const WorkspaceSchema = new EntitySchema<Workspace>({
   name: 'Workspace',
   tableName: 'workspaces',
   properties: {
-    id: { type: 'string', primary: true },
-    name: { type: 'string' },
-    plan: { type: 'string' },
-    billingStatus: { type: 'string', fieldName: 'billing_status' },
-    graceUntil: { type: 'Date', nullable: true, fieldName: 'grace_until', columnType: 'timestamptz' },
-    createdAt: { type: 'Date', fieldName: 'created_at', columnType: 'timestamptz' },
-    updatedAt: { type: 'Date', fieldName: 'updated_at', columnType: 'timestamptz' },
+    id: { ...text, primary: true },
+    name: { ...text },
+    plan: { ...oneOf(PLAN_NAMES) },
+    billingStatus: { ...oneOf(BILLING_STATUSES), fieldName: 'billing_status', default: 'ok' },
+    graceUntil: { ...timestamptz, nullable: true, fieldName: 'grace_until' },
+    createdAt: { ...createdAt },
+    updatedAt: { ...updatedAt },
+  },
+});
+
+/** A workspace's count of one metered thing in one month (`YYYY-MM`); written by libs/plans in SQL. */
+export interface UsageCounter {
+  workspaceId: string;
+  month: string;
+  metric: string;
+  count: string;
+}
+
+export const UsageCounterSchema = new EntitySchema<UsageCounter>({
+  name: 'UsageCounter',
+  tableName: 'usage_counters',
+  properties: {
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade'), primary: true },
+    month: { ...text, primary: true },
+    metric: { ...text, primary: true },
+    // bigint arrives from node-postgres as a string; nothing reads this entity through the ORM today.
+    count: { type: 'bigint', default: 0 },
   },
 });

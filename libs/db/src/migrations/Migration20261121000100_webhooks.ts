@@ -4,8 +4,8 @@ import { Migration } from '@mikro-orm/migrations';
  * Webhook endpoints, deliveries and attempts.
  *
  * The retry schedule lives here, not in a timer: a pending delivery is due when `next_attempt_at <= now()` and
- * nobody holds its lease (`locked_until` null or past). A dispatcher claims due rows (bumping `claim_seq`) and
- * publishes them to the DELIVERIES stream; only the message carrying the current `claim_seq` may record an attempt.
+ * nobody holds its lease (`locked_until` null or past). A dispatcher claims due rows (bumping `claim_seq`) and hands
+ * them to its worker's sender; only the holder of the current `claim_seq` may record an attempt.
  */
 export class Migration20261121000100_webhooks extends Migration {
   override async up(): Promise<void> {

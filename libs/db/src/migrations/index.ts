@@ -3,6 +3,10 @@ import { Migration20261121000001_spine } from './Migration20261121000001_spine.j
 import { Migration20261121000100_webhooks } from './Migration20261121000100_webhooks.js';
 import { Migration20261121000200_authoring } from './Migration20261121000200_authoring.js';
 import { Migration20261121000300_rate_counter } from './Migration20261121000300_rate_counter.js';
+import { Migration20261123000400_learner_runs } from './Migration20261123000400_learner_runs.js';
+import { Migration20261123000500_issued_certificates } from './Migration20261123000500_issued_certificates.js';
+import { Migration20261123000600_webhook_health } from './Migration20261123000600_webhook_health.js';
+import { Migration20261123000700_certificate_completion_fk } from './Migration20261123000700_certificate_completion_fk.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -14,4 +18,14 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000100_webhooks', class: Migration20261121000100_webhooks },
   { name: 'Migration20261121000200_authoring', class: Migration20261121000200_authoring },
   { name: 'Migration20261121000300_rate_counter', class: Migration20261121000300_rate_counter },
+  { name: 'Migration20261123000400_learner_runs', class: Migration20261123000400_learner_runs },
+  {
+    name: 'Migration20261123000500_issued_certificates',
+    class: Migration20261123000500_issued_certificates,
+  },
+  { name: 'Migration20261123000600_webhook_health', class: Migration20261123000600_webhook_health },
+  {
+    name: 'Migration20261123000700_certificate_completion_fk',
+    class: Migration20261123000700_certificate_completion_fk,
+  },
 ];

@@ -1,3 +1,9 @@
+/**
+ * The block catalogue's schemas: the 39 block types, each type's fields and the screen shape. They are the
+ * contract of a course body (what a client may send and will read back), so they live with the other request and
+ * response schemas; the behaviour over them (the write and strict checks, grading, the learner view, the content
+ * hash, translatable text) stays in libs/courses, which imports these. See docs/blocks.md.
+ */
 import { z } from 'zod';
 
 /** The 39 block types of SPEC.md ("Screen and block"), in SPEC order. */
@@ -84,6 +90,14 @@ const BLOCK_TYPE_SET: ReadonlySet<string> = new Set(BLOCK_TYPES);
 export function isBlockType(value: unknown): value is BlockType {
   return typeof value === 'string' && BLOCK_TYPE_SET.has(value);
 }
+
+/**
+ * Size limits of one course, checked before any block is looked at, so the work (and the
+ * error list) of a write is bounded. SPEC.md leaves screens unbounded on paid plans; these are
+ * far above any real course (a 2,000-row CSV import makes at most 2,000 screens and blocks)
+ * and far below what would tie up the API (docs/blocks.md "Limits").
+ */
+export const COURSE_LIMITS = { screens: 2000, blocksPerScreen: 500, blocks: 20_000 } as const;
 
 /** SPEC.md Limits: a stack block holds at most 10 cards. */
 export const MAX_STACK_CARDS = 10;

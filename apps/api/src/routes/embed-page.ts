@@ -1,0 +1,79 @@
+import type { PlayerConfig } from '@lectern/contracts';
+
+/**
+ * The embed page: the one place its HTML comes from. It hands the player bundle a JSON config in
+ * `<script type="application/json" id="lectern-player-config">` (apiBase, courseId, identity, lang, mode) and a
+ * mount point `<div id="lectern-player">`; the bundle (libs/player) opens the run through /player/v1 itself.
+ * Without a bundle configured the page still carries the config, so a headless or custom player can read it.
+ */
+export interface EmbedPageInput {
+  courseId: string;
+  identity: string | null;
+  lang: string | null;
+  playerApiBase: string;
+  /** URL of the player bundle (an ES module); absent until the player is served. */
+  bundleUrl?: string;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** JSON that cannot end its <script> element: every `<` (and the line separators JS once refused) escaped. */
+const scriptJson = (v: unknown) =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+
+export function renderEmbedPage(input: EmbedPageInput): string {
+  const config: PlayerConfig = {
+    apiBase: input.playerApiBase,
+    courseId: input.courseId,
+    identity: input.identity,
+    lang: input.lang,
+    mode: 'run',
+  };
+  const bundle = input.bundleUrl
+    ? `\n<script type="module" src="${escapeHtml(input.bundleUrl)}"></script>`
+    : '';
+  return `<!doctype html>
+<html lang="${escapeHtml(input.lang ?? 'en')}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Course</title>
+<style>html,body{margin:0;height:100%}#lectern-player{min-height:100%}</style>
+</head><body>
+<div id="lectern-player" data-course-id="${escapeHtml(input.courseId)}"></div>
+<script type="application/json" id="lectern-player-config">${scriptJson(config)}</script>${bundle}
+</body></html>
+`;
+}
+
+/** Plain error pages of the embed (401, 402, 404, 429): fixed text per status, nothing about the request. */
+const ERROR_PAGES: Record<number, { title: string; text: string }> = {
+  401: {
+    title: 'Sign-in problem',
+    text: 'This course link carries a learner identity that could not be verified.',
+  },
+  402: {
+    title: 'Course unavailable',
+    text: 'This course is unavailable at the moment. Please try again later.',
+  },
+  404: { title: 'Course not found', text: 'There is no course at this address.' },
+  429: {
+    title: 'Too many requests',
+    text: 'Too many courses were opened from this network. Please try again in a minute.',
+  },
+};
+
+export function renderErrorPage(status: number): string {
+  const page = ERROR_PAGES[status] ?? { title: 'Something went wrong', text: 'Please try again later.' };
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${page.title}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1b1f24}main{max-width:32rem;padding:24px;text-align:center}</style>
+</head><body><main><h1>${page.title}</h1><p>${page.text}</p></main></body></html>
+`;
+}

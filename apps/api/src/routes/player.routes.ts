@@ -1,0 +1,309 @@
+import { z } from 'zod';
+import type { Context, Next } from 'koa';
+import type { ApiRouter } from '../http/router.js';
+import type { EntityManager } from '@lectern/db';
+import { AppError, isAppError, HTTP_ERRORS } from '@lectern/errors';
+import {
+  ErrorBody,
+  EventBatch,
+  EventBatchResult,
+  OpenRun,
+  OpenRunResult,
+  RetakeResult,
+} from '@lectern/contracts';
+import {
+  applyBatch,
+  checkEmbed,
+  hitAddressLimit,
+  openRun,
+  retakeRun,
+  runForCertificate,
+  type RunTokens,
+  type SecretBox,
+} from '@lectern/learner-runs';
+import { issueCertificate, type IssueDeps } from '@lectern/certificates';
+import type { ResponseSpec } from '../http/router.js';
+import { renderEmbedPage, renderErrorPage } from './embed-page.js';
+
+export const PLAYER_PREFIX = '/player/v1';
+export const PLAYER_TAG = 'Player API';
+
+/** What the player routes need from the process; built by the app wiring (app.ts). */
+export interface PlayerDeps {
+  em: () => EntityManager;
+  relay: { kick(): void };
+  /** Built on first use: a process without the secret-encryption key fails only when the player is used. */
+  keys: () => { secrets: SecretBox; tokens: RunTokens; answerKeySecret: string };
+  limits: { opensPerMinutePerAddress: number; requestsPerMinutePerRun: number };
+  publicUrl: string;
+  bundleUrl?: string;
+  /** What issuing a certificate needs (the runtime: database, bus to the render worker, object store). */
+  certificates: IssueDeps;
+}
+
+const err = (description: string): ResponseSpec => ({ description, schema: ErrorBody });
+const playerErrors = {
+  400: err('invalid_request: the body fails validation (with issues)'),
+  401: err('unauthorized: the identity token or run token is refused; the message says why'),
+  402: err(
+    'plan_required: the workspace may not serve learners now (Sandbox views spent, invoice past grace)',
+  ),
+  404: err('not_found: no published course (or run) with that id'),
+  413: err('payload_too_large: body over the cap'),
+  429: err('rate_limited: per-address or per-run limit (Retry-After seconds)'),
+  500: err('internal_error'),
+};
+
+/** Opens: 16 KiB (an identity token is at most 8 KiB). Batches: 100 events with answers of up to 16 KiB each. */
+const OPEN_BODY_LIMIT = 16 * 1024;
+const BATCH_BODY_LIMIT = 512 * 1024;
+
+const lastOf = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v) => (Array.isArray(v) ? v[v.length - 1] : v));
+
+const BEARER = /^Bearer ([A-Za-z0-9_.-]+)$/;
+
+/**
+ * `Authorization: Bearer <run token>` → the run it is for (401 otherwise). With `query: true` (the certificate
+ * download only) the token may instead ride in `?token=`, so the download works as a plain link or a form
+ * submit; a header, when sent, wins and must be well formed.
+ */
+function runAuth(deps: PlayerDeps, opts: { query?: boolean } = {}) {
+  return async (ctx: Context, next: Next) => {
+    const header = ctx.get('authorization');
+    // Runs before the query is validated: read it raw (a repeated parameter counts by its last value).
+    const raw = opts.query && header === '' ? ctx.query.token : undefined;
+    const fromQuery = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    const token = header !== '' ? BEARER.exec(header)?.[1] : fromQuery;
+    if (!token)
+      throw new AppError(
+        'unauthorized',
+        opts.query
+          ? 'Send Authorization: Bearer <runToken> or ?token=<runToken> (from POST /player/v1/runs)'
+          : 'Send Authorization: Bearer <runToken> (from POST /player/v1/runs)',
+      );
+    ctx.state.run = await deps.keys().tokens.verify(token, ctx.params.completionId);
+    await next();
+  };
+}
+
+/** A download name a browser keeps as it is: the course title (path and control characters dropped) and the serial. */
+export function certificateFileName(courseTitle: string, serial: string): string {
+  const title = courseTitle
+    .replace(/[\p{Cc}\p{Cf}\\/:*?"<>|]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 80)
+    .trim();
+  return title ? `${title} - certificate ${serial}.pdf` : `certificate ${serial}.pdf`;
+}
+
+/**
+ * The player surface: GET /embed/:courseId (HTML) and the Player API under /player/v1 (JSON, no API key,
+ * CORS for any origin — set in app.ts). Decisions: docs/player-api.md.
+ */
+export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDeps) {
+  const tags = [PLAYER_TAG];
+  const playerApiBase = `${deps.publicUrl}${PLAYER_PREFIX}`;
+
+  embed.route(
+    {
+      method: 'get',
+      path: '/:courseId',
+      summary: 'The embed page of a published course (HTML that boots the player)',
+      description:
+        'Answers 200 with the player page for a published course; 404 (identical for a draft, unknown or ' +
+        "another workspace's course), 401 for an identity token that does not verify, 402 when the workspace " +
+        'may not serve; all as plain HTML. Counts no view: the player counts one when it opens the run.',
+      tags,
+      auth: 'public',
+      query: z.object({
+        identity: lastOf.meta({ description: 'Identity token (HS256 JWT) signed with an embed key' }),
+        lang: lastOf.meta({ description: 'Preferred locale (BCP-47)' }),
+      }),
+      responses: {
+        200: { description: 'The player page', contentType: 'text/html' },
+        401: { description: 'Identity token refused (HTML)', contentType: 'text/html' },
+        402: { description: 'Course unavailable (HTML)', contentType: 'text/html' },
+        404: { description: 'Course not found (HTML)', contentType: 'text/html' },
+        429: { description: 'Too many opens from this address (HTML)', contentType: 'text/html' },
+      },
+    },
+    async (ctx) => {
+      const { identity, lang } = ctx.state.query;
+      ctx.set('Cache-Control', 'no-store');
+      // The identity token rides in the URL: never pass it on to whatever the page links to.
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.type = 'html';
+      try {
+        await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
+        await checkEmbed(
+          { em: deps.em(), secrets: deps.keys().secrets },
+          ctx.params.courseId,
+          identity || undefined,
+        );
+        ctx.body = renderEmbedPage({
+          courseId: ctx.params.courseId,
+          identity: identity || null,
+          lang: lang || null,
+          playerApiBase,
+          bundleUrl: deps.bundleUrl,
+        });
+      } catch (caught) {
+        if (
+          !isAppError(caught) ||
+          !['not_found', 'unauthorized', 'plan_blocked', 'rate_limited'].includes(caught.code)
+        )
+          throw caught;
+        ctx.status = HTTP_ERRORS[caught.code].status;
+        if (caught.retryAfter !== undefined) ctx.set('Retry-After', String(caught.retryAfter));
+        ctx.body = renderErrorPage(ctx.status);
+      }
+    },
+  );
+
+  player.route(
+    {
+      method: 'post',
+      path: '/runs',
+      summary: 'Open or resume the run of a learner (201 new, 200 resumed)',
+      description:
+        'Counts one course view and emits course.viewed (and identity.created for a learner seen the first ' +
+        'time). Without `identity` the run is anonymous and keyed by `anonymousId`.',
+      tags,
+      auth: 'public',
+      body: OpenRun,
+      bodyLimit: OPEN_BODY_LIMIT,
+      responses: {
+        200: { description: 'Resumed', schema: z.object({ data: OpenRunResult }) },
+        201: { description: 'Opened', schema: z.object({ data: OpenRunResult }) },
+        ...playerErrors,
+      },
+    },
+    async (ctx) => {
+      await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
+      const { secrets, tokens, answerKeySecret } = deps.keys();
+      const { created, result } = await openRun(
+        { em: deps.em(), secrets, tokens, answerKeySecret },
+        ctx.state.body,
+      );
+      deps.relay.kick();
+      ctx.status = created ? 201 : 200;
+      ctx.body = { data: result };
+    },
+  );
+
+  player.route(
+    {
+      method: 'post',
+      path: '/runs/:completionId/events',
+      summary: 'Report a batch of screen changes, answers and time',
+      description:
+        'Up to 100 events. A repeated batchId answers as the first time and applies nothing. Arriving at the ' +
+        'last screen finishes the run (`result`).',
+      tags,
+      auth: 'runToken',
+      body: EventBatch,
+      bodyLimit: BATCH_BODY_LIMIT,
+      responses: {
+        200: { description: 'Applied (or already applied)', schema: z.object({ data: EventBatchResult }) },
+        ...playerErrors,
+      },
+    },
+    runAuth(deps),
+    async (ctx) => {
+      const data = await applyBatch(
+        {
+          em: deps.em(),
+          answerKeySecret: deps.keys().answerKeySecret,
+          perRunPerMinute: deps.limits.requestsPerMinutePerRun,
+        },
+        ctx.state.run as { completionId: string; workspaceId: string },
+        ctx.state.body,
+      );
+      deps.relay.kick();
+      ctx.body = { data };
+    },
+  );
+
+  player.route(
+    {
+      method: 'post',
+      path: '/runs/:completionId/retake',
+      summary: 'Start a new pass of a finished run',
+      description:
+        'Clears answers and position; the run stays `completed` with its last result until the next finish. ' +
+        '409 when the run was never finished.',
+      tags,
+      auth: 'runToken',
+      responses: {
+        200: { description: 'The run, ready for a new pass', schema: z.object({ data: RetakeResult }) },
+        409: err('conflict: the run has not been finished yet'),
+        ...playerErrors,
+      },
+    },
+    runAuth(deps),
+    async (ctx) => {
+      const completion = await retakeRun(
+        {
+          em: deps.em(),
+          answerKeySecret: deps.keys().answerKeySecret,
+          perRunPerMinute: deps.limits.requestsPerMinutePerRun,
+        },
+        ctx.state.run as { completionId: string; workspaceId: string },
+      );
+      ctx.body = { data: { completion } };
+    },
+  );
+
+  player.route(
+    {
+      method: 'get',
+      path: '/runs/:completionId/certificate',
+      summary: 'Download the certificate of a finished, passing run (the first download issues it)',
+      description:
+        'The run token goes in `Authorization: Bearer <runToken>` or, so the download works as a plain link, in ' +
+        '`?token=`. The first download issues the certificate (a serial, certificate.issued once); later ' +
+        'downloads return the same certificate and PDF and emit nothing; racing downloads still issue one. ' +
+        '403 `forbidden` (with `reason`) when the run is not finished, did not meet the pass mark, is anonymous, ' +
+        'or the learner has no name on record. See docs/certificates.md.',
+      tags,
+      auth: 'runToken',
+      query: z.object({
+        token: lastOf.meta({
+          description: 'The run token, when it cannot go in the Authorization header (a plain link)',
+        }),
+      }),
+      responses: {
+        200: { description: 'The certificate PDF (attachment)', contentType: 'application/pdf' },
+        401: playerErrors[401],
+        403: err(
+          'forbidden: no certificate for this run: not finished, pass mark not met, anonymous run, or no learner name; `details.reason` says which',
+        ),
+        404: err('not_found: the run no longer exists (deleted with its learner)'),
+        429: playerErrors[429],
+        500: playerErrors[500],
+        503: err('service_unavailable: the object store or the job queue is unreachable'),
+        504: err('timeout: the render worker did not answer in time; try again'),
+      },
+    },
+    runAuth(deps, { query: true }),
+    async (ctx) => {
+      const subject = await runForCertificate(
+        { em: deps.em(), perRunPerMinute: deps.limits.requestsPerMinutePerRun },
+        ctx.state.run as { completionId: string; workspaceId: string },
+      );
+      const { certificate, pdf } = await issueCertificate(deps.certificates, subject);
+      // The token may be in the URL: never pass it on, never keep the answer in a shared cache.
+      ctx.set('Cache-Control', 'private, no-store');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.attachment(certificateFileName(certificate.course_title, certificate.serial));
+      ctx.type = 'application/pdf';
+      ctx.body = pdf;
+    },
+  );
+}

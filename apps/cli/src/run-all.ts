@@ -1,0 +1,88 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BaseConfig, DbConfig } from '@lectern/config';
+import type { StartConfig } from './start-env.js';
+import { ApiKeySchema, WorkspaceSchema } from '@lectern/db';
+import { createKey, createWorkspace } from '@lectern/admin';
+import { hashKey } from '@lectern/auth';
+import { ensureWebhookSecretKey } from '@lectern/webhooks';
+import { closeRuntime, createRuntime, onShutdown, openStorage } from '@lectern/runtime';
+import type { Storage } from '@lectern/storage';
+import { startApiServer } from '@lectern/api';
+import { runMigrate } from './commands/migrate.js';
+import { workers } from './workers.js';
+import { print, withOrm } from './shared.js';
+
+/** The API and every worker in one process, for a laptop. Production runs each app on its own. */
+export async function runAll(env: StartConfig): Promise<void> {
+  // The registry is checked before anything is touched: a kind without its worker stops here.
+  // The object store opens later; the registry's handlers reach it through this port once it has.
+  const opened: { storage?: Storage } = {};
+  const list = workers(process.env, {
+    storage: {
+      put: (...args: Parameters<Storage['put']>) => {
+        if (!opened.storage) throw new Error('the object store is not open yet');
+        return opened.storage.put(...args);
+      },
+    },
+  });
+  // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
+  const cfg = await ensureWebhookSecretKey(env);
+  await runMigrate(cfg);
+  const creds = await demoCredentials(cfg);
+
+  const rt = await createRuntime(cfg, { name: 'lectern' });
+  const storage = await openStorage(cfg);
+  opened.storage = storage;
+  const deps = { ...rt, storage, cfg };
+  const running: { name: string; handle: { stop(): Promise<void> } }[] = [];
+  for (const w of list) running.push({ name: w.name, handle: await w.start(deps) });
+  const api = await startApiServer(deps);
+  rt.log.info({ url: api.url, workers: running.map((w) => w.name) }, 'lectern started');
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  onShutdown(rt.log, async () => {
+    await api.close();
+    await Promise.all(running.map((w) => w.handle.stop()));
+    await closeRuntime(deps);
+    resolveDone();
+  });
+
+  const base = `${cfg.PUBLIC_URL}/api/v1`;
+  print(
+    [
+      '',
+      `Lectern is running at ${cfg.PUBLIC_URL}`,
+      `  API base:     ${base}`,
+      `  API docs:     ${base}/docs`,
+      `  Workspace:    ${creds.workspaceId} (Scale plan)`,
+      `  API key:      ${creds.key}`,
+      '',
+      'Try:',
+      `  curl -s ${base}/me -H 'Authorization: Bearer ${creds.key}'`,
+      `  curl -s -X POST ${base}/identities -H 'Authorization: Bearer ${creds.key}' -H 'Content-Type: application/json' -d '{"externalId":"learner-1","name":"Ada"}'`,
+      '',
+    ].join('\n'),
+  );
+  await done;
+}
+
+/** A demo workspace and write key, made on the first `start` and reused after (kept under DATA_DIR). */
+async function demoCredentials(cfg: BaseConfig & DbConfig): Promise<{ workspaceId: string; key: string }> {
+  const file = path.resolve(cfg.DATA_DIR, 'demo-credentials.json');
+  return withOrm(cfg, async (em) => {
+    try {
+      const saved = JSON.parse(await readFile(file, 'utf8')) as { workspaceId: string; key: string };
+      const ws = await em.findOne(WorkspaceSchema, { id: saved.workspaceId });
+      const key = await em.findOne(ApiKeySchema, { hash: hashKey(saved.key), revokedAt: null });
+      if (ws && key) return saved;
+    } catch {
+      // No saved credentials yet (or the database was reset): make new ones below.
+    }
+    const ws = await createWorkspace(em, 'Demo workspace', 'scale');
+    const { key } = await createKey(em, ws.id, 'write');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({ workspaceId: ws.id, key }, null, 2), { mode: 0o600 });
+    return { workspaceId: ws.id, key };
+  });
+}

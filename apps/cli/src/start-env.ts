@@ -1,0 +1,31 @@
+import {
+  ApiEnv,
+  BaseEnv,
+  BusEnv,
+  CertificateEnv,
+  DbEnv,
+  JobsEnv,
+  MetricsEnv,
+  StorageEnv,
+  type EnvOf,
+} from '@lectern/config';
+import { PlayerEnv } from '@lectern/api';
+import { WebhookEnv } from '@lectern/webhooks';
+
+/**
+ * What `lectern start` reads: everything the API and every worker read, except WORKER_HTTP_PORT (in one process
+ * the API serves /healthz, /readyz and /metrics).
+ */
+export const START_ENV = [
+  BaseEnv,
+  DbEnv,
+  BusEnv,
+  StorageEnv,
+  MetricsEnv,
+  ApiEnv,
+  JobsEnv,
+  WebhookEnv,
+  PlayerEnv,
+  CertificateEnv,
+] as const;
+export type StartConfig = EnvOf<typeof START_ENV>;

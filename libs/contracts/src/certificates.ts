@@ -1,0 +1,83 @@
+/**
+ * Issued certificates (SPEC.md "Issued certificate", "Issued certificates" endpoints,
+ * certificate.issued) and the `certificate.render` job. Reference: docs/certificates.md.
+ */
+import { z } from 'zod';
+import { PagingQuery, Timestamp } from './common.js';
+import { CertificateTokens } from './design.js';
+
+export const IssuedCertificate = z
+  .object({
+    id: z.string(),
+    serial: z.string().meta({
+      description:
+        'Printed on the PDF: prefix LC and three dash-joined groups of four, e.g. LC-7KQM-W3XD-9TPA',
+      example: 'LC-7KQM-W3XD-9TPA',
+    }),
+    courseId: z.string(),
+    identityId: z.string(),
+    identityExternalId: z.string(),
+    score: z.number().meta({
+      description: 'Percentage at issue; 100 when the course had no graded blocks (docs/certificates.md)',
+    }),
+    locale: z
+      .string()
+      .meta({ description: 'Language the certificate was issued in (the learner studied in)' }),
+    issuedAt: Timestamp,
+  })
+  .meta({ id: 'IssuedCertificate' });
+export type IssuedCertificateDto = z.infer<typeof IssuedCertificate>;
+
+export const IssuedCertificatesQuery = PagingQuery.extend({
+  courseId: z.string().min(1).optional().meta({ description: 'Only certificates of this course' }),
+  identityId: z.string().min(1).optional().meta({ description: 'Only certificates of this learner' }),
+});
+
+/** What the public verification page states (`GET /verify/:serial` with `Accept: application/json`). */
+export const CertificateVerification = z
+  .object({
+    valid: z.literal(true),
+    serial: z.string(),
+    learnerName: z.string(),
+    courseTitle: z.string(),
+    issuerName: z.string(),
+    issuedAt: Timestamp,
+    locale: z.string(),
+    score: z.number().nullable().meta({
+      description: 'Only when the certificate design shows the score and the course had graded blocks',
+    }),
+  })
+  .meta({ id: 'CertificateVerification' });
+export type CertificateVerification = z.infer<typeof CertificateVerification>;
+
+// ------------------------------------------------------------ certificate.render
+
+/**
+ * Everything the worker needs to draw one certificate: the facts fixed at issue and
+ * the design snapshot. No database read is needed to render, so a render is a pure
+ * function of this input and the same certificate renders the same PDF every time.
+ */
+export const CertificateRenderInput = z.object({
+  serial: z.string(),
+  learnerName: z.string(),
+  courseTitle: z.string(),
+  issuerName: z.string(),
+  /** null: the course had no graded blocks, so no score is printed whatever `showScore` says. */
+  score: z.number().nullable(),
+  locale: z.string(),
+  direction: z.enum(['ltr', 'rtl']),
+  issuedAt: Timestamp,
+  verifyUrl: z.string(),
+  tokens: CertificateTokens,
+  /** Object-store key the PDF is written to (`certificates/<workspaceId>/<serialKey>.pdf`). */
+  pdfKey: z.string(),
+});
+export type CertificateRenderInput = z.infer<typeof CertificateRenderInput>;
+
+export const CertificateRenderResult = z.object({
+  pdfKey: z.string(),
+  bytes: z.number().int(),
+  /** Things left out of the PDF and why (a logo that could not be fetched, …). */
+  warnings: z.array(z.string()),
+});
+export type CertificateRenderResult = z.infer<typeof CertificateRenderResult>;

@@ -1,0 +1,18 @@
+/** Row → response and row → event-payload mappers of identities (the schemas are in libs/contracts). */
+import { iso, type IdentityDto } from '@lectern/contracts';
+import type { Identity as IdentityRow } from '@lectern/db';
+
+export function identityDto(row: IdentityRow): IdentityDto {
+  return {
+    id: row.id,
+    externalId: row.externalId,
+    name: row.name,
+    email: row.email,
+    createdAt: iso(row.createdAt)!,
+    updatedAt: iso(row.updatedAt)!,
+  };
+}
+
+export function eventIdentity(row: Pick<IdentityRow, 'id' | 'externalId' | 'name' | 'email'> | null) {
+  return row ? { id: row.id, externalId: row.externalId, name: row.name, email: row.email } : null;
+}

@@ -1,0 +1,109 @@
+import { boundQuery, type EntityManager } from '@lectern/db';
+import { AppError, notFound } from '@lectern/errors';
+import { applyTranslation } from '@lectern/courses';
+import { RATE_SET, type RunRef } from './ingest.js';
+
+/**
+ * The facts of a run a certificate is judged and printed from, for the player's certificate download
+ * (docs/certificates.md). Plain data shaped like `CertificateSubject` of @lectern/certificates, so neither
+ * library depends on the other: the route hands this object over as it is.
+ */
+export interface CertificateRun {
+  workspaceId: string;
+  completionId: string;
+  courseId: string;
+  identityId: string | null;
+  identityExternalId: string | null;
+  /** The identity's name now (null for an anonymous run or a learner without one). */
+  learnerName: string | null;
+  /** The course title in the locale served to the run (its translation when one was served). */
+  courseTitle: string;
+  score: number | null;
+  locale: string;
+  status: 'in_progress' | 'completed';
+  /** The verdict fixed at the last finish; null without a pass mark or before the first finish. */
+  passed: boolean | null;
+  passingScore: number | null;
+  direction: 'ltr' | 'rtl';
+}
+
+interface Row {
+  id: string;
+  workspace_id: string;
+  course_id: string;
+  identity_id: string | null;
+  status: 'in_progress' | 'completed';
+  score: string | null;
+  passed_at_completion: boolean | null;
+  passing_score_at_completion: string | null;
+  locale: string;
+  rate_window_count: number;
+  retry_after: number;
+  course_title: string;
+  course_locale: string;
+  direction: 'ltr' | 'rtl';
+  translation: Record<string, unknown> | null;
+  external_id: string | null;
+  name: string | null;
+}
+
+const num = (v: string | null): number | null => (v === null ? null : Number(v));
+
+/**
+ * One statement: counts the download in the run's per-minute window (the same window as event batches and
+ * retakes, so a looping download link is stopped like a looping player) and reads the run with its course
+ * title in the served locale and its learner. 404 when the run is gone (deleted with its learner after the
+ * token was issued). The course need not be published any more: a certificate earned stays downloadable
+ * after the course is unpublished (which is what a course with certificates is told to do instead of
+ * being deleted).
+ */
+export async function runForCertificate(
+  ports: { em: EntityManager; perRunPerMinute: number },
+  ref: RunRef,
+): Promise<CertificateRun> {
+  const [row] = await boundQuery<Row>(
+    ports.em,
+    `update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
+     returning c.id, c.workspace_id, c.course_id, c.identity_id, c.status, c.score, c.passed_at_completion,
+       c.passing_score_at_completion, c.locale, c.rate_window_count,
+       greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
+       (select co.title from courses co where co.id = c.course_id) as course_title,
+       (select co.locale from courses co where co.id = c.course_id) as course_locale,
+       (select co.direction from courses co where co.id = c.course_id) as direction,
+       (select t.content from course_translations t where t.course_id = c.course_id and t.locale = c.locale) as translation,
+       (select i.external_id from identities i where i.id = c.identity_id) as external_id,
+       (select i.name from identities i where i.id = c.identity_id) as name`,
+    [ref.completionId, ref.workspaceId],
+  );
+  if (!row) throw notFound('Run');
+  if (ports.perRunPerMinute > 0 && row.rate_window_count > ports.perRunPerMinute) {
+    throw new AppError(
+      'rate_limited',
+      `Too many calls for this run: at most ${ports.perRunPerMinute} a minute`,
+      {
+        retryAfter: row.retry_after,
+      },
+    );
+  }
+  // The title as the learner read it: the translation of the served locale (a blank or missing title in it
+  // keeps the source title, as on the player).
+  const courseTitle =
+    row.translation && row.locale !== row.course_locale
+      ? applyTranslation({ title: row.course_title, screens: [] }, row.translation).title
+      : row.course_title;
+  return {
+    workspaceId: row.workspace_id,
+    completionId: row.id,
+    courseId: row.course_id,
+    identityId: row.identity_id,
+    identityExternalId: row.external_id,
+    learnerName: row.name,
+    courseTitle,
+    score: num(row.score),
+    locale: row.locale,
+    status: row.status,
+    passed: row.passed_at_completion,
+    passingScore: num(row.passing_score_at_completion),
+    direction: row.direction,
+  };
+}

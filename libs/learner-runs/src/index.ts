@@ -1,0 +1,43 @@
+/**
+ * Learner runs: embed keys and signed learner identities, run tokens, opening and resuming runs, the event
+ * batches of the Player API (progress, answers, time, the finish), completions and attempts, and the player's
+ * metering and limits. Decisions: docs/player-api.md.
+ */
+export type { SecretBox } from './ports.js';
+export { runTokens, derivePlayerKeys, type RunTokens, type RunTokenClaims } from './run-token.js';
+export {
+  createEmbedKey,
+  listEmbedKeys,
+  revokeEmbedKey,
+  verifyIdentityToken,
+  embedKeyDto,
+  EMBED_SECRET_PREFIX,
+  MAX_IDENTITY_LIFETIME_SECONDS,
+  type VerifiedLearner,
+} from './embed-keys.js';
+export {
+  openRun,
+  checkEmbed,
+  findPublishedCourse,
+  type OpenRunPorts,
+  type PublishedCourse,
+} from './open-run.js';
+export { applyBatch, retakeRun, MAX_ANSWER_BYTES, type IngestPorts, type RunRef } from './ingest.js';
+export {
+  listCompletions,
+  getCompletion,
+  listAttempts,
+  completionDto,
+  attemptDto,
+  passedNow,
+  eventIdentityOf,
+} from './completions.js';
+export {
+  hitAddressLimit,
+  countView,
+  assertMayServe,
+  assertBillingOk,
+  type WorkspaceAccess,
+} from './limits.js';
+export { pickLocale, materialOf, learnerCourse, indexCourse, screenPercent } from './served.js';
+export { runForCertificate, type CertificateRun } from './certificate-run.js';

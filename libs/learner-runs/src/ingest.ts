@@ -1,0 +1,391 @@
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { AppError, invalid, notFound, type Issue } from '@lectern/errors';
+import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
+import { gradeAnswer } from '@lectern/courses';
+import type { EventBatch, EventBatchResultDto, RunStateDto } from '@lectern/contracts';
+import { assertBillingOk, type WorkspaceAccess } from './limits.js';
+import { indexCourse, materialOf, round2, screenPercent, type CourseIndex } from './served.js';
+import type { IdentityRef } from './completions.js';
+
+/**
+ * The events and retake calls of a run. Each is one transaction of two statements: the first locks the
+ * completion row (every call of one run is serialised on it), counts the per-run rate window, claims the batch
+ * id and reads everything the batch needs (course, translation, learner, workspace); the second writes the
+ * row, the outbox events, the attempt of a finish and the batch's stored answer together.
+ */
+
+export interface IngestPorts {
+  em: EntityManager;
+  answerKeySecret: string;
+  /** PLAYER_REQUESTS_PER_MINUTE_PER_RUN; 0 = off. */
+  perRunPerMinute: number;
+}
+
+export interface RunRef {
+  completionId: string;
+  workspaceId: string;
+}
+
+/** An answer larger than this is refused (400): a learner's answer is an id, a few ids or a paragraph. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
+
+interface LockedRow {
+  id: string;
+  workspace_id: string;
+  course_id: string;
+  source: 'embed' | 'scorm';
+  status: 'in_progress' | 'completed';
+  attempt: number | null;
+  pass: number;
+  pass_started_at: Date;
+  pass_time_seconds: number;
+  content_hash: string;
+  time_spent_seconds: number;
+  last_screen_id: string | null;
+  progress_percent: string;
+  locale: string;
+  answers: Record<string, unknown>;
+  last_event_at: Date;
+  rate_window_count: number;
+  retry_after: number;
+  fresh: boolean;
+  course: {
+    title: string;
+    screens: unknown[];
+    status: string;
+    passingScore: string | number | null;
+    quizFeedback: 'deferred' | 'immediate';
+    locale: string;
+    direction: 'ltr' | 'rtl';
+  };
+  translation: Record<string, unknown> | null;
+  identity: IdentityRef | null;
+  workspace: {
+    plan: WorkspaceAccess['plan'];
+    billingStatus: WorkspaceAccess['billingStatus'];
+    graceUntil: string | null;
+  };
+}
+
+const RETURNING = `returning c.*,
+  greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
+  (select json_build_object('title', co.title, 'screens', co.screens, 'status', co.status,
+          'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback, 'locale', co.locale,
+          'direction', co.direction) from courses co where co.id = c.course_id) as course,
+  (select t.content from course_translations t where t.course_id = c.course_id and t.locale = c.locale) as translation,
+  (select json_build_object('id', i.id, 'externalId', i.external_id, 'name', i.name, 'email', i.email)
+     from identities i where i.id = c.identity_id) as identity,
+  (select json_build_object('plan', w.plan, 'billingStatus', w.billing_status, 'graceUntil', w.grace_until)
+     from workspaces w where w.id = c.workspace_id) as workspace`;
+
+export const RATE_SET = `rate_window_count = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
+                                         then 1 else c.rate_window_count + 1 end,
+  rate_window_start = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
+                           then clock_timestamp() else c.rate_window_start end`;
+
+/** Locks the run, counts the call in the run's rate window and checks the course and workspace still serve. */
+async function lockRun(
+  tx: EntityManager,
+  ports: IngestPorts,
+  ref: RunRef,
+  batchId: string | null,
+  now: Date,
+): Promise<LockedRow> {
+  const claim = batchId
+    ? `with claim as (
+         insert into completion_batches (completion_id, batch_id, created_at)
+         select c0.id, ?, ? from completions c0 where c0.id = ? and c0.workspace_id = ?
+         on conflict do nothing returning 1) `
+    : '';
+  const [row] = await boundQuery<LockedRow>(
+    tx,
+    `${claim}update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
+     ${RETURNING}, ${batchId ? 'exists (select 1 from claim)' : 'true'} as fresh`,
+    [
+      ...(batchId ? [batchId, now, ref.completionId, ref.workspaceId] : []),
+      ref.completionId,
+      ref.workspaceId,
+    ],
+  );
+  // The run was deleted (with its course or learner) after its token was issued.
+  if (!row) throw notFound('Run');
+  if (ports.perRunPerMinute > 0 && row.rate_window_count > ports.perRunPerMinute) {
+    throw new AppError(
+      'rate_limited',
+      `Too many calls for this run: at most ${ports.perRunPerMinute} a minute`,
+      {
+        retryAfter: row.retry_after,
+      },
+    );
+  }
+  if (row.course.status !== 'published') throw notFound('Course');
+  assertBillingOk({
+    id: row.workspace_id,
+    plan: row.workspace.plan,
+    billingStatus: row.workspace.billingStatus,
+    graceUntil: row.workspace.graceUntil ? new Date(row.workspace.graceUntil) : null,
+  });
+  return row;
+}
+
+const stateOf = (r: {
+  status: 'in_progress' | 'completed';
+  attempt: number | null;
+  progress_percent: string | number;
+  last_screen_id: string | null;
+}): RunStateDto => ({
+  status: r.status,
+  attempt: r.attempt,
+  progressPercent: Number(r.progress_percent),
+  lastScreenId: r.last_screen_id,
+});
+
+function checkEvents(batch: EventBatch, idx: CourseIndex): void {
+  const issues: Issue[] = [];
+  batch.events.forEach((e, i) => {
+    if (e.type === 'screen' && !idx.screenIndex.has(e.screenId))
+      issues.push({
+        code: 'unknown_screen',
+        path: ['events', i, 'screenId'],
+        message: 'no screen with this id in the course',
+      });
+    if (e.type === 'answer') {
+      if (!idx.blocks.has(e.blockId))
+        issues.push({
+          code: 'unknown_block',
+          path: ['events', i, 'blockId'],
+          message: 'no block with this id in the course',
+        });
+      if (e.answer === undefined)
+        issues.push({ code: 'required', path: ['events', i, 'answer'], message: 'the answer is missing' });
+      else if (Buffer.byteLength(JSON.stringify(e.answer)) > MAX_ANSWER_BYTES)
+        issues.push({
+          code: 'too_big',
+          path: ['events', i, 'answer'],
+          message: `at most ${MAX_ANSWER_BYTES} bytes of JSON`,
+        });
+    }
+  });
+  if (issues.length) throw invalid('The batch names screens or blocks the course does not have', issues);
+}
+
+/**
+ * POST /player/v1/runs/:id/events. A repeated batch id answers what the first delivery answered and applies
+ * nothing. The run finishes when the learner arrives at the last screen during an open pass; the finish is
+ * judged after the whole batch is applied (answers sent beside the last screen count), exactly once per pass:
+ * the row lock serialises batches and `attempts (completion_id, attempt)` is unique.
+ */
+export async function applyBatch(
+  ports: IngestPorts,
+  ref: RunRef,
+  batch: EventBatch,
+  now = new Date(),
+): Promise<EventBatchResultDto> {
+  return ports.em.transactional(async (tx) => {
+    const row = await lockRun(tx, ports, ref, batch.batchId, now);
+    if (!row.fresh) {
+      const [prev] = await boundQuery<{ response: EventBatchResultDto | null }>(
+        tx,
+        'select response from completion_batches where completion_id = ? and batch_id = ?',
+        [row.id, batch.batchId],
+      );
+      return prev?.response ?? { completion: stateOf(row) };
+    }
+    const course = row.course;
+    // Events name the course by its source title; grading reads the material of the locale served.
+    const source = indexCourse(course.screens);
+    const material = materialOf(
+      { title: course.title, screens: course.screens, direction: course.direction, locale: course.locale },
+      row.translation && row.locale !== course.locale
+        ? { locale: row.locale, content: row.translation }
+        : null,
+    );
+    const served = indexCourse(material.screens);
+    checkEvents(batch, source);
+
+    const opts = { secret: ports.answerKeySecret };
+    const ident = row.identity;
+    const courseRef = { id: row.course_id, title: course.title };
+    const events: PreparedEvent[] = [];
+    const emit: typeof prepareEvent = (ws, type, data) => {
+      const ev = prepareEvent(ws, type, data, now);
+      events.push(ev);
+      return ev;
+    };
+    const passOpen = (row.attempt ?? 0) < row.pass;
+    const answers = { ...row.answers };
+    let lastScreenId = row.last_screen_id;
+    let progress = Number(row.progress_percent);
+    let reachedEnd = false;
+    let claimed = 0;
+    const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
+    const total = source.screens.length;
+
+    for (const e of batch.events) {
+      if (e.type === 'time') {
+        claimed += e.seconds;
+      } else if (e.type === 'screen') {
+        if (e.screenId === lastScreenId) continue;
+        const index = source.screenIndex.get(e.screenId)!;
+        const percent = screenPercent(index, total);
+        lastScreenId = e.screenId;
+        emit(row.workspace_id, 'course.progress', {
+          course: { ...courseRef, totalScreens: total },
+          screen: { id: e.screenId, title: source.screens[index].title, index },
+          percent,
+          identity: ident,
+        });
+        if (passOpen) {
+          progress = Math.max(progress, percent);
+          if (index === total - 1) reachedEnd = true;
+        }
+      } else if (passOpen) {
+        // Answers after the pass finished (a learner reviewing) are neither stored nor graded.
+        answers[e.blockId] = e.answer;
+        const at = served.blocks.get(e.blockId)!;
+        if (!served.graded.includes(e.blockId)) continue;
+        const correct = gradeAnswer(at.block.raw, e.answer, opts);
+        const src = source.blocks.get(e.blockId)!;
+        emit(row.workspace_id, 'course.answered', {
+          course: courseRef,
+          screen: { id: src.screen.id, title: src.screen.title },
+          block: { id: e.blockId, type: src.block.type },
+          correct,
+          identity: ident,
+        });
+        if (course.quizFeedback === 'immediate') {
+          const explanation = at.block.raw.explanation;
+          feedback.push({
+            blockId: e.blockId,
+            correct,
+            ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
+          });
+        }
+      }
+    }
+
+    // Reported time never exceeds the wall time since the run's previous call (or its open).
+    const wall = Math.max(0, Math.ceil((now.getTime() - new Date(row.last_event_at).getTime()) / 1000));
+    const credit = Math.min(claimed, wall);
+    const next = {
+      status: row.status,
+      score: null as number | null,
+      attempt: row.attempt,
+      passTime: row.pass_time_seconds + credit,
+      timeSpent: row.time_spent_seconds + credit,
+    };
+    let result: EventBatchResultDto['result'];
+    let attemptRow: unknown[] | null = null;
+    let finishSet = '';
+    const finishParams: unknown[] = [];
+    if (reachedEnd) {
+      const verdicts = served.graded.map((blockId) => ({
+        blockId,
+        correct:
+          Object.hasOwn(answers, blockId) &&
+          gradeAnswer(served.blocks.get(blockId)!.block.raw, answers[blockId], opts),
+      }));
+      const correct = verdicts.filter((v) => v.correct).length;
+      const percent = verdicts.length ? round2((correct / verdicts.length) * 100) : null;
+      const passingScore = course.passingScore === null ? null : Number(course.passingScore);
+      const passed = passingScore === null ? null : percent === null ? true : percent >= passingScore;
+      const attempt = row.pass;
+      progress = 100;
+      next.status = 'completed';
+      next.attempt = attempt;
+      emit(row.workspace_id, 'course.completed', {
+        course: { ...courseRef, contentHash: row.content_hash },
+        identity: ident,
+        completionId: row.id,
+        attempt,
+        source: row.source,
+        score: { correct, total: verdicts.length, percent },
+        passed,
+        passingScore,
+        answers: verdicts,
+        startedAt: new Date(row.pass_started_at).toISOString(),
+        completedAt: now.toISOString(),
+        timeSpentSeconds: next.passTime,
+      });
+      result = { score: percent, passed, attempt };
+      finishSet = `, status = 'completed', score = ?, passed_at_completion = ?, passing_score_at_completion = ?,
+        attempt = ?, completed_at = ?`;
+      finishParams.push(percent, passed, passingScore, attempt, now);
+      attemptRow = [
+        newId('att'),
+        row.workspace_id,
+        row.id,
+        row.course_id,
+        ident?.id ?? null,
+        attempt,
+        percent,
+        passed,
+        passingScore,
+        row.content_hash,
+        row.source,
+        row.locale,
+        next.passTime,
+        row.pass_started_at,
+        now,
+        JSON.stringify(answers),
+      ];
+    }
+
+    const response: EventBatchResultDto = {
+      completion: { status: next.status, attempt: next.attempt, progressPercent: progress, lastScreenId },
+      ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
+      ...(result ? { result } : {}),
+    };
+    const ctes: string[] = [];
+    const params: unknown[] = [];
+    ctes.push(`upd as (update completions set time_spent_seconds = ?, pass_time_seconds = ?, last_screen_id = ?,
+        progress_percent = ?, answers = ?::jsonb, last_seen_at = ?, last_event_at = ?${finishSet}
+      where id = ? returning 1)`);
+    params.push(next.timeSpent, next.passTime, lastScreenId, progress, JSON.stringify(answers), now, now);
+    params.push(...finishParams, row.id);
+    if (events.length) {
+      ctes.push(
+        `ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_RECORDSET} returning 1)`,
+      );
+      params.push(outboxRecordset(events));
+    }
+    if (attemptRow) {
+      ctes.push(`att as (insert into attempts (id, workspace_id, completion_id, course_id, identity_id, attempt, score,
+          passed, passing_score, content_hash, source, locale, time_spent_seconds, started_at, completed_at, answers)
+        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb) returning 1)`);
+      params.push(...attemptRow);
+    }
+    ctes.push(
+      `b as (update completion_batches set response = ?::jsonb where completion_id = ? and batch_id = ? returning 1)`,
+    );
+    params.push(JSON.stringify(response), row.id, batch.batchId);
+    await boundQuery(tx, `with ${ctes.join(',\n')} select 1`, params);
+    return response;
+  });
+}
+
+/**
+ * POST /player/v1/runs/:id/retake: a new pass over a finished run. Answers and position clear; the row keeps
+ * `completed` and its last result until the next finish (attempt + 1). Retaking again before that finish
+ * restarts the same pass (so a retried call changes nothing more); a run never finished is a 409.
+ */
+export async function retakeRun(ports: IngestPorts, ref: RunRef, now = new Date()): Promise<RunStateDto> {
+  return ports.em.transactional(async (tx) => {
+    const row = await lockRun(tx, ports, ref, null, now);
+    if (row.attempt === null)
+      throw new AppError('conflict', 'Nothing to retake: this run has not been finished yet');
+    const [r] = await boundQuery<{
+      status: 'in_progress' | 'completed';
+      attempt: number;
+      progress_percent: string;
+      last_screen_id: null;
+    }>(
+      tx,
+      `update completions set answers = '{}'::jsonb, last_screen_id = null, progress_percent = 0, pass = attempt + 1,
+              pass_started_at = ?, pass_time_seconds = 0, last_seen_at = ?, last_event_at = ?
+        where id = ? returning status, attempt, progress_percent, last_screen_id`,
+      [now, now, now, row.id],
+    );
+    return stateOf(r);
+  });
+}

@@ -1,0 +1,231 @@
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { AppError, notFound } from '@lectern/errors';
+import { recordEvent } from '@lectern/events';
+import { upsertIdentities } from '@lectern/identities';
+import type { OpenRun, OpenRunResult } from '@lectern/contracts';
+import type { SecretBox } from './ports.js';
+import type { RunTokens } from './run-token.js';
+import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
+import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
+import { learnerCourse, materialOf, pickLocale, type CourseRow, type ThemeRow } from './served.js';
+import { eventIdentityOf, type IdentityRef } from './completions.js';
+
+interface PublishedRow {
+  id: string;
+  workspace_id: string;
+  title: string;
+  screens: unknown[];
+  content_hash: string;
+  direction: 'ltr' | 'rtl';
+  locale: string;
+  passing_score: string | null;
+  quiz_feedback: 'deferred' | 'immediate';
+  navigation: 'default' | 'hidden';
+  plan: WorkspaceAccess['plan'];
+  billing_status: WorkspaceAccess['billingStatus'];
+  grace_until: Date | null;
+  theme: ThemeRow | null;
+  locales: string[];
+}
+
+export interface PublishedCourse {
+  course: CourseRow;
+  workspace: WorkspaceAccess;
+  theme: ThemeRow | null;
+  /** Locales the course has translations for. */
+  translated: string[];
+}
+
+/**
+ * A published course with its workspace, theme and translated locales, in one statement; 404 for a draft,
+ * unknown or any other course alike (the message never says which).
+ */
+export async function findPublishedCourse(em: EntityManager, courseId: string): Promise<PublishedCourse> {
+  const [r] = await boundQuery<PublishedRow>(
+    em,
+    `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.direction, c.locale, c.passing_score, c.quiz_feedback,
+            c.navigation, w.plan, w.billing_status, w.grace_until,
+            (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
+               from themes t where t.id = c.theme_id) as theme,
+            array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales
+       from courses c join workspaces w on w.id = c.workspace_id
+      where c.id = ? and c.status = 'published'`,
+    [courseId],
+  );
+  if (!r) throw notFound('Course');
+  return {
+    course: {
+      id: r.id,
+      title: r.title,
+      screens: r.screens,
+      contentHash: r.content_hash,
+      direction: r.direction,
+      locale: r.locale,
+      passingScore: r.passing_score === null ? null : Number(r.passing_score),
+      quizFeedback: r.quiz_feedback,
+      navigation: r.navigation,
+    },
+    workspace: {
+      id: r.workspace_id,
+      plan: r.plan,
+      billingStatus: r.billing_status,
+      graceUntil: r.grace_until ? new Date(r.grace_until) : null,
+    },
+    theme: r.theme,
+    translated: r.locales,
+  };
+}
+
+/**
+ * What the embed page checks before it boots the player: the course is published (404), the identity token,
+ * when given, verifies (401), and the workspace may serve (402). Counts no view: the player's open does.
+ */
+export async function checkEmbed(
+  ports: { em: EntityManager; secrets: SecretBox },
+  courseId: string,
+  identity: string | undefined,
+): Promise<PublishedCourse> {
+  const published = await findPublishedCourse(ports.em, courseId);
+  if (identity !== undefined)
+    await verifyIdentityToken(ports.em, ports.secrets, identity, {
+      id: courseId,
+      workspaceId: published.workspace.id,
+    });
+  await assertMayServe(ports.em, published.workspace);
+  return published;
+}
+
+interface CompletionRow {
+  id: string;
+  status: 'in_progress' | 'completed';
+  attempt: number | null;
+  last_screen_id: string | null;
+  progress_percent: string;
+  answers: Record<string, unknown>;
+  locale: string;
+  inserted: boolean;
+}
+
+export interface OpenRunPorts {
+  em: EntityManager;
+  secrets: SecretBox;
+  tokens: RunTokens;
+  answerKeySecret: string;
+}
+
+/**
+ * POST /player/v1/runs: opens or resumes the single completion row of (course, learner), in one transaction:
+ * the identity upsert (identity.created once, for a learner seen the first time), the row upsert
+ * (INSERT … ON CONFLICT: two concurrent first opens still make one row) and course.viewed. The view is
+ * counted just before (a spent Sandbox allowance refuses with 402 and writes nothing) and given back if the
+ * transaction fails.
+ */
+export async function openRun(
+  ports: OpenRunPorts,
+  input: OpenRun,
+  now = new Date(),
+): Promise<{ created: boolean; result: OpenRunResult }> {
+  const published = await findPublishedCourse(ports.em, input.courseId);
+  const { course, workspace, theme } = published;
+  let learner: VerifiedLearner | null = null;
+  if (input.identity !== undefined) {
+    learner = await verifyIdentityToken(ports.em, ports.secrets, input.identity, {
+      id: course.id,
+      workspaceId: workspace.id,
+    });
+  } else if (input.anonymousId === undefined) {
+    throw new AppError('invalid_request', 'Send identity (a signed identity token) or anonymousId', {
+      issues: [
+        {
+          code: 'required',
+          path: ['anonymousId'],
+          message: 'required when no identity is given (keep one per browser, e.g. in localStorage)',
+        },
+      ],
+    });
+  }
+  // Billing is checked first (a blocked workspace does no work); the allowance is enforced by countView.
+  assertBillingOk(workspace, now);
+
+  const locale = pickLocale(course.locale, published.translated, input.lang);
+  let translation: { locale: string; content: Record<string, unknown> } | null = null;
+  if (locale !== course.locale) {
+    const [t] = await boundQuery<{ content: Record<string, unknown> }>(
+      ports.em,
+      'select content from course_translations where course_id = ? and locale = ?',
+      [course.id, locale],
+    );
+    if (t) translation = { locale, content: t.content };
+  }
+  const material = materialOf(course, translation);
+
+  // Counted first: a spent allowance refuses the open (402) before anything is written.
+  await countView(ports.em, workspace, now);
+  const row = await ports.em
+    .transactional(async (tx) => {
+      let identity: IdentityRef | null = null;
+      if (learner) {
+        const [r] = await upsertIdentities(tx, workspace.id, [
+          { externalId: learner.externalId, name: learner.name, email: learner.email },
+        ]);
+        identity = r.identity;
+      }
+      const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
+      // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
+      // the material its result was judged against.
+      const [row] = await boundQuery<CompletionRow>(
+        tx,
+        `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
+              pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)
+       values (?, ?, ?, ?, ?, 'embed', 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
+       on conflict ${conflict} do update set
+         last_seen_at = excluded.last_seen_at,
+         last_event_at = excluded.last_event_at,
+         locale = case when coalesce(c.attempt, 0) < c.pass then excluded.locale else c.locale end,
+         content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
+       returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
+                 (xmax = 0) as inserted`,
+        [
+          newId('cmp'),
+          workspace.id,
+          course.id,
+          identity?.id ?? null,
+          identity ? null : input.anonymousId,
+          now,
+          material.contentHash,
+          material.locale,
+          now,
+          now,
+          now,
+          now,
+        ],
+      );
+      recordEvent(tx, workspace.id, 'course.viewed', {
+        course: { id: course.id, title: course.title },
+        identity: eventIdentityOf(identity),
+      });
+      return row;
+    })
+    .catch(async (err: unknown) => {
+      await uncountView(ports.em, workspace, now);
+      throw err;
+    });
+
+  const runToken = await ports.tokens.sign({ completionId: row.id, workspaceId: workspace.id });
+  return {
+    created: row.inserted,
+    result: {
+      runToken,
+      completion: {
+        id: row.id,
+        status: row.status,
+        attempt: row.attempt,
+        lastScreenId: row.last_screen_id,
+        progressPercent: Number(row.progress_percent),
+        answers: row.answers,
+        locale: row.locale,
+      },
+      course: learnerCourse(course, material, theme, ports.answerKeySecret),
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+import { SignJWT, errors, jwtVerify } from 'jose';
+import { AppError } from '@lectern/errors';
+
+/**
+ * Run tokens: what a player sends (`Authorization: Bearer …`) with each events or retake call.
+ *
+ * An HS256 JWT signed with the server's RUN_TOKEN_KEY: `sub` = the completion id, `wid` = its workspace,
+ * `aud` = "lectern:run", `exp` = issue time + RUN_TOKEN_TTL_SECONDS. Chosen over an opaque HMAC string because
+ * the identity tokens are JWTs verified with the same maintained library (jose), the expiry and audience
+ * checks are the library's and not ours, and a headless player can read `exp` to know when to open the run
+ * again. Stateless: no row per token, any replica verifies it, and a token is good for its own run only.
+ */
+export interface RunTokenClaims {
+  completionId: string;
+  workspaceId: string;
+}
+
+export interface RunTokens {
+  sign(claims: RunTokenClaims): Promise<string>;
+  /** The claims of a valid token for `completionId`; 401 `unauthorized` saying why otherwise. */
+  verify(token: string, completionId: string): Promise<RunTokenClaims>;
+}
+
+const AUDIENCE = 'lectern:run';
+
+/** `key` is read at each call, so a process without the key configured fails only when a run is opened. */
+export function runTokens(key: () => Uint8Array, ttlSeconds: number): RunTokens {
+  const refuse = (why: string) => new AppError('unauthorized', `Run token refused: ${why}`);
+  return {
+    async sign({ completionId, workspaceId }) {
+      return new SignJWT({ wid: workspaceId })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(completionId)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+        .sign(key());
+    },
+    async verify(token, completionId) {
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(token, key(), { algorithms: ['HS256'], audience: AUDIENCE }));
+      } catch (err) {
+        if (err instanceof errors.JWTExpired) throw refuse('it has expired; open the run again');
+        throw refuse('it is not a valid run token of this service');
+      }
+      if (payload.sub !== completionId) throw refuse('it belongs to another run');
+      if (typeof payload.wid !== 'string') throw refuse('it is not a valid run token of this service');
+      return { completionId, workspaceId: payload.wid };
+    },
+  };
+}
+
+/**
+ * The player's keys from one 32-byte secret: RUN_TOKEN_KEY when configured, else derived from the
+ * installation's secret-encryption key. Separate HKDF labels keep each use's key independent.
+ */
+export function derivePlayerKeys(
+  material: Buffer,
+  opts: { derived: boolean },
+): {
+  runTokenKey: Uint8Array;
+  answerKeySecret: string;
+} {
+  const runTokenKey = opts.derived
+    ? new Uint8Array(hkdfSync('sha256', material, 'lectern', 'run tokens v1', 32))
+    : new Uint8Array(material);
+  const answerKeySecret = createHmac('sha256', runTokenKey).update('learner item ids v1').digest('hex');
+  return { runTokenKey, answerKeySecret };
+}

@@ -1,0 +1,91 @@
+/**
+ * Attempt records: each attempt's row in `webhook_attempts` and its delivery's next state, written together and
+ * guarded by the claim that made the attempt.
+ */
+import type { EntityManager } from '@lectern/db';
+import { boundQuery } from '@lectern/db';
+import type { DeliveryResult } from './deliver.js';
+import type { ClaimedDelivery } from './dispatcher.js';
+import type { AttemptOutcome } from './outcome.js';
+
+/** PostgreSQL text cannot hold NUL. */
+const clean = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));
+
+export interface AttemptRecord {
+  cmd: ClaimedDelivery;
+  result: DeliveryResult;
+  startedAt: Date;
+  outcome: AttemptOutcome;
+}
+
+export interface RecordedAttempts {
+  /** Per record, whether it was written. */
+  written: boolean[];
+  /** The `failing_since` of each endpoint with a written record, as the statement found it. */
+  failingSince: Map<string, Date | null>;
+}
+
+/**
+ * Records attempts and moves their deliveries, each guarded by its claim: only a row still leased under this
+ * claim takes the record, so a worker whose lease was taken over, or a redelivered message whose attempt was
+ * already recorded, writes nothing. A delivery cancelled meanwhile stays cancelled unless the attempt
+ * succeeded.
+ */
+export async function recordAttempts(em: EntityManager, records: AttemptRecord[]): Promise<RecordedAttempts> {
+  if (records.length === 0) return { written: [], failingSince: new Map() };
+  // One row per delivery per statement; a duplicate (two messages of one claim at once) is simply not recorded.
+  const first = new Map<string, number>();
+  records.forEach((r, i) => {
+    if (!first.has(r.cmd.deliveryId)) first.set(r.cmd.deliveryId, i);
+  });
+  const params: unknown[] = [];
+  const tuples = [...first.values()].map((i) => {
+    const { cmd, result, startedAt, outcome } = records[i];
+    params.push(
+      cmd.deliveryId,
+      cmd.claim,
+      outcome.status,
+      outcome.status === 'pending' ? outcome.delaySec : null,
+      result.statusCode,
+      clean(result.error),
+      result.durationMs,
+      clean(result.responseBody) ?? '',
+      startedAt.toISOString(),
+    );
+    return '(?::text, ?::int, ?::text, ?::int, ?::int, ?::text, ?::int, ?::text, ?::timestamptz)';
+  });
+  // The endpoint's failing_since rides along (read, not locked): the caller needs it only to tell whether the
+  // endpoint's health changed, which is rare, and writes that in a statement of its own.
+  const rows = await boundQuery<{ delivery_id: string; endpoint_id: string; failing_since: Date | null }>(
+    em,
+    `with v(id, claim, status, delay, code, error, duration, body, started) as (
+       values ${tuples.join(', ')}
+     ),
+     upd as (
+       update webhook_deliveries d set
+         attempts = d.attempts + 1,
+         status = case when d.status = 'cancelled' and v.status <> 'delivered' then 'cancelled' else v.status end,
+         next_attempt_at = case when d.status = 'cancelled' or v.delay is null then null
+                                else clock_timestamp() + make_interval(secs => v.delay) end,
+         last_status_code = v.code, last_error = v.error, locked_until = null, updated_at = now()
+        from v
+       where d.id = v.id and d.claim_seq = v.claim and d.locked_until is not null
+       returning d.id, d.attempts, d.endpoint_id
+     ),
+     ins as (
+       insert into webhook_attempts (delivery_id, attempt, status_code, error, duration_ms, response_body, started_at)
+       select upd.id, upd.attempts, v.code, v.error, v.duration, v.body, v.started from upd join v on v.id = upd.id
+       returning delivery_id
+     )
+     select ins.delivery_id, upd.endpoint_id, e.failing_since
+       from ins join upd on upd.id = ins.delivery_id join webhook_endpoints e on e.id = upd.endpoint_id`,
+    params,
+  );
+  const ok = new Set(rows.map((w) => w.delivery_id));
+  return {
+    written: records.map((r, i) => first.get(r.cmd.deliveryId) === i && ok.has(r.cmd.deliveryId)),
+    failingSince: new Map(
+      rows.map((r) => [r.endpoint_id, r.failing_since === null ? null : new Date(r.failing_since)]),
+    ),
+  };
+}

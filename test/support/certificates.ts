@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { createCourse } from '@lectern/authoring';
+import { upsertIdentities } from '@lectern/identities';
+import type { CertificateSubject } from '@lectern/certificates';
+
+const run = promisify(execFile);
+
+/** `pdftotext` of a PDF (poppler-utils, installed by .ci/run), layout kept. */
+export async function pdfText(pdf: Buffer): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cert-'));
+  const file = path.join(dir, 'c.pdf');
+  await writeFile(file, pdf);
+  const { stdout } = await run('pdftotext', ['-enc', 'UTF-8', file, '-']);
+  return stdout;
+}
+
+/** The page as a PNG (pdftoppm) at `dpi`, written to `out` when given; returns the PNG path. */
+export async function pdfToPng(pdf: Buffer, out?: string, dpi = 110): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cert-'));
+  const file = path.join(dir, 'c.pdf');
+  await writeFile(file, pdf);
+  const base = out ? out.replace(/\.png$/, '') : path.join(dir, 'page');
+  await run('pdftoppm', ['-png', '-r', String(dpi), '-singlefile', file, base]);
+  return `${base}.png`;
+}
+
+/** What zbarimg decodes from the page (the QR code's text), or '' when it finds none. */
+export async function qrText(pdf: Buffer): Promise<string> {
+  const png = await pdfToPng(pdf, undefined, 150);
+  try {
+    const { stdout } = await run('zbarimg', ['--raw', '-q', png]);
+    return stdout.trim();
+  } catch {
+    return '';
+  }
+}
+
+export async function pngBytes(file: string): Promise<Buffer> {
+  return readFile(file);
+}
+
+/** A course and a named learner in `workspaceId`, and the subject of a finished, passing run of them. */
+export async function finishedRun(
+  em: EntityManager,
+  ws: { id: string; plan: 'scale' },
+  over: Partial<CertificateSubject> & {
+    name?: string | null;
+    title?: string;
+    certificateId?: string | null;
+  } = {},
+): Promise<CertificateSubject> {
+  const course =
+    over.courseId !== undefined
+      ? { id: over.courseId, title: over.title ?? 'Course' }
+      : await createCourse(em.fork(), ws, {
+          title: over.title ?? 'Fire safety at work',
+          certificateId: over.certificateId ?? null,
+        });
+  const externalId = `learner-${newId('x')}`;
+  const [{ identity }] = await upsertIdentities(em.fork(), ws.id, [
+    {
+      externalId,
+      name: over.name === undefined ? 'Ada Lovelace' : over.name,
+      email: `${externalId}@example.test`,
+    },
+  ]);
+  // A real run row: issued_certificates.completion_id references completions(id).
+  const completionId = newId('cmp');
+  await boundQuery(
+    em.fork(),
+    `insert into completions (id, workspace_id, course_id, identity_id, source, status, score, passed_at_completion,
+       attempt, pass_started_at, content_hash, locale, started_at, last_seen_at, completed_at, last_event_at,
+       rate_window_start)
+     values (?, ?, ?, ?, 'embed', 'completed', ?, true, 1, now(), 'test', 'en', now(), now(), now(), now(), now())`,
+    [completionId, ws.id, course.id, identity.id, over.score === undefined ? 87.5 : over.score],
+  );
+  return {
+    workspaceId: ws.id,
+    completionId,
+    courseId: course.id,
+    identityId: identity.id,
+    identityExternalId: identity.externalId,
+    learnerName: identity.name,
+    courseTitle: course.title,
+    score: 87.5,
+    locale: 'en',
+    status: 'completed',
+    passed: true,
+    ...over,
+  };
+}

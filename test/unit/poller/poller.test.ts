@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import { startPoller, type Poller } from '@lectern/poller';
+import { waitFor } from '../../support/http.js';
+
+/** A step that blocks until released, so a test controls exactly when each pass ends. */
+function gatedStep(more: () => boolean = () => false) {
+  const calls: number[] = [];
+  let open: (() => void) | null = null;
+  return {
+    calls,
+    step: async () => {
+      calls.push(calls.length + 1);
+      await new Promise<void>((resolve) => (open = resolve));
+      return more();
+    },
+    release() {
+      const f = open;
+      open = null;
+      f?.();
+    },
+    waiting: () => open !== null,
+  };
+}
+
+describe('poller', () => {
+  let poller: Poller | undefined;
+  afterEach(async () => {
+    await poller?.stop();
+    poller = undefined;
+  });
+
+  it('runs at once, and kicks during a pass coalesce into one more round', async () => {
+    const g = gatedStep();
+    // An interval far beyond the test: every round after the first comes from a kick.
+    poller = startPoller({ step: g.step, intervalMs: 60_000, onError: () => {} });
+    await waitFor(() => g.waiting(), { what: 'the first pass' });
+    poller.kick();
+    poller.kick();
+    poller.kick();
+    g.release();
+    await waitFor(() => g.waiting(), { what: 'the coalesced round' });
+    expect(g.calls).to.deep.equal([1, 2]);
+    g.release();
+    // Nothing kicked during round 2: the pass ends and sleeps for the interval.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(g.calls).to.have.length(2);
+    expect(g.waiting()).to.equal(false);
+    poller.kick();
+    await waitFor(() => g.waiting(), { what: 'a pass after a kick while idle' });
+    expect(g.calls).to.have.length(3);
+    g.release();
+  });
+
+  it('goes round again while the step says more is waiting', async () => {
+    let left = 3;
+    const calls: number[] = [];
+    poller = startPoller({
+      step: async () => {
+        calls.push(left);
+        left--;
+        return left > 0;
+      },
+      intervalMs: 60_000,
+      onError: () => {},
+    });
+    await waitFor(() => calls.length === 3, { what: 'three rounds' });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).to.deep.equal([3, 2, 1]);
+  });
+
+  it('reports a failed step and tries again on the next tick', async () => {
+    const errors: unknown[] = [];
+    let n = 0;
+    poller = startPoller({
+      step: async () => {
+        n++;
+        if (n === 1) throw new Error('database down');
+        return false;
+      },
+      intervalMs: 10,
+      onError: (err) => errors.push(err),
+    });
+    await waitFor(() => n >= 2, { what: 'the retry on the next tick' });
+    expect(errors).to.have.length(1);
+    expect((errors[0] as Error).message).to.equal('database down');
+  });
+
+  it('stop waits for the pass under way and starts no other', async () => {
+    const g = gatedStep(() => true);
+    poller = startPoller({ step: g.step, intervalMs: 1, onError: () => {} });
+    await waitFor(() => g.waiting(), { what: 'the first pass' });
+    let stopped = false;
+    const stopping = poller.stop().then(() => (stopped = true));
+    poller.kick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stopped).to.equal(false);
+    g.release();
+    await stopping;
+    await new Promise((r) => setTimeout(r, 20));
+    // The step asked for more, but the poller was stopping.
+    expect(g.calls).to.deep.equal([1]);
+  });
+});

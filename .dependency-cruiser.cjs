@@ -64,8 +64,10 @@ module.exports = {
     {
       name: 'not-to-dev-dep',
       severity: 'error',
-      comment: 'Production code does not import devDependencies (they are pruned from the image).',
-      from: { path: '^(libs|apps)/' },
+      comment:
+        'Production code does not import devDependencies (they are pruned from the image). The player bundle ' +
+        'script runs at build time only.',
+      from: { path: '^(libs|apps)/', pathNot: '^libs/player/build\\.mjs$' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {
@@ -84,7 +86,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'types', 'default', 'node'],
-      extensions: ['.ts', '.js', '.d.ts'],
+      extensions: ['.ts', '.tsx', '.js', '.d.ts'],
       mainFields: ['module', 'main', 'types'],
     },
     reporterOptions: {

@@ -22,6 +22,7 @@ start: build
 ## The whole suite against the real PostgreSQL and NATS (own database and bus prefix per run).
 test: install
 	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p libs/player/tsconfig.browser.json
 	npx mocha $(TEST_SPEC)
 
 lint: install
@@ -35,6 +36,7 @@ format: install
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit
+	npx tsc -p libs/player/tsconfig.browser.json
 
 bench: build
 	node --import tsx test/bench/run.ts

@@ -1,0 +1,270 @@
+/**
+ * One learner's session in the page: where they are, what they answered, what the server said. In `run`
+ * mode every move and answer goes through the event outbox to the Player API; in `preview` mode the same
+ * state lives only in memory and nothing is sent.
+ */
+import { PlayerClient, type OpenedRun } from '../core/client.js';
+import { EventQueue, type KeyValueStore } from '../core/queue.js';
+import type {
+  EventsResponse,
+  Feedback,
+  HostMessage,
+  PlayerCourse,
+  PlayerEvent,
+  RunResult,
+} from '../core/types.js';
+import { HOST_MESSAGE_SOURCE } from '../core/types.js';
+
+export interface SessionState {
+  course: PlayerCourse;
+  index: number;
+  answers: Record<string, unknown>;
+  /** Blocks whose answer has been handed in (restored answers count). */
+  submitted: Record<string, boolean>;
+  feedback: Record<string, Feedback>;
+  result: RunResult | null;
+  /** The run reached the last screen (the server finishes it there). */
+  finished: boolean;
+  /** This page sent the finishing move and waits for the server's result. */
+  awaitingResult: boolean;
+  offline: boolean;
+  preview: boolean;
+  /** Bumped on every screen change made by the learner, so the view knows when to move focus. */
+  moves: number;
+}
+
+const FLUSH_EVERY_MS = 4000;
+/** Learner time is counted while the page is visible, and an idle tab counts at most this much per flush. */
+const MAX_SECONDS_PER_FLUSH = 120;
+
+function storage(): KeyValueStore | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+function randomId(): string {
+  if (typeof crypto !== 'undefined' && typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  return Array.from({ length: 4 }, () => Math.random().toString(36).slice(2, 10)).join('');
+}
+
+export function postToHost(message: HostMessage): void {
+  if (window.parent === window) return;
+  // The messages carry no secret (progress, score), and the player cannot know the host's origin in advance.
+  window.parent.postMessage({ source: HOST_MESSAGE_SOURCE, ...message }, '*');
+}
+
+export class Session {
+  state: SessionState;
+  private listeners = new Set<() => void>();
+  private queue: EventQueue | null = null;
+  private timer: number | undefined;
+  private visibleSince: number | null = null;
+  private carriedMs = 0;
+
+  constructor(
+    course: PlayerCourse,
+    private readonly run: (OpenedRun & { client: PlayerClient; reopen: () => Promise<OpenedRun> }) | null,
+  ) {
+    const answers = (run?.completion.answers ?? {}) as Record<string, unknown>;
+    const last = run?.completion.lastScreenId ?? null;
+    const found = last === null ? -1 : course.screens.findIndex((s) => s.id === last);
+    const index = Math.max(0, found);
+    this.state = {
+      course,
+      index,
+      answers: { ...answers },
+      submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
+      feedback: {},
+      result: null,
+      finished: run?.completion.status === 'completed' && index === course.screens.length - 1,
+      awaitingResult: false,
+      offline: false,
+      preview: run === null,
+      moves: 0,
+    };
+    if (run !== null) this.startRun(run, found === -1);
+  }
+
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private set(patch: Partial<SessionState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const fn of this.listeners) fn();
+  }
+
+  get total(): number {
+    return this.state.course.screens.length;
+  }
+
+  percent(index = this.state.index): number {
+    return this.total === 0 ? 0 : Math.round(((index + 1) / this.total) * 1000) / 10;
+  }
+
+  // ------------------------------------------------------------------ navigation
+
+  go(index: number, force = false): void {
+    if (index < 0 || index >= this.total || (index === this.state.index && !force)) return;
+    const screen = this.state.course.screens[index];
+    const last = index === this.total - 1;
+    this.set({
+      index,
+      moves: this.state.moves + 1,
+      finished: this.state.finished || last,
+      awaitingResult: last && this.run !== null && this.state.result === null,
+    });
+    this.send({ type: 'screen', screenId: screen.id }, true);
+    postToHost({
+      type: 'progress',
+      courseId: this.state.course.id,
+      screenId: screen.id,
+      index,
+      percent: this.percent(index),
+    });
+    if (last && this.run === null) this.announceCompleted(null);
+  }
+
+  goToScreen(screenId: string): void {
+    const i = this.state.course.screens.findIndex((s) => s.id === screenId);
+    if (i !== -1) this.go(i);
+  }
+
+  // ------------------------------------------------------------------ answers
+
+  /** A graded or ungraded answer the learner handed in; sent at once, since they may be waiting for feedback. */
+  submit(blockId: string, answer: unknown): void {
+    const feedback = { ...this.state.feedback };
+    delete feedback[blockId];
+    this.set({
+      answers: { ...this.state.answers, [blockId]: answer },
+      submitted: { ...this.state.submitted, [blockId]: true },
+      feedback,
+    });
+    this.send({ type: 'answer', blockId, answer }, true);
+  }
+
+  /** A running answer (checklist ticks): recorded with the next flush. */
+  record(blockId: string, answer: unknown): void {
+    this.set({ answers: { ...this.state.answers, [blockId]: answer } });
+    this.send({ type: 'answer', blockId, answer }, false);
+  }
+
+  /** "Try again": the block is open for a new answer, which will replace the stored one. */
+  reopen(blockId: string): void {
+    const feedback = { ...this.state.feedback };
+    delete feedback[blockId];
+    this.set({ submitted: { ...this.state.submitted, [blockId]: false }, feedback });
+  }
+
+  async retake(): Promise<void> {
+    if (this.run !== null) {
+      await this.queue?.flush(true);
+      try {
+        await this.run.client.retake(this.run.completion.id, this.run.runToken);
+      } catch (err) {
+        // Nothing was reset on the server, so nothing is reset here; the learner can press Retake again.
+        console.warn('lectern player: retake failed', err);
+        this.set({ offline: true });
+        return;
+      }
+    }
+    this.set({ answers: {}, submitted: {}, feedback: {}, result: null, finished: false, offline: false });
+    this.go(0, true);
+  }
+
+  // ------------------------------------------------------------------ run mode
+
+  private startRun(run: NonNullable<Session['run']>, firstVisit: boolean): void {
+    const completionId = run.completion.id;
+    this.queue = new EventQueue({
+      storage: storage(),
+      storageKey: `lectern:outbox:${completionId}`,
+      newBatchId: randomId,
+      send: (batch, opts) => run.client.sendEvents(completionId, run.runToken, batch, opts.keepalive),
+      takeSeconds: () => this.takeSeconds(),
+      onResponse: (response) => this.apply(response),
+      onRejected: (batch, status) =>
+        console.warn(`lectern player: batch ${batch.batchId} refused (${status})`),
+      onUnauthorized: async () => {
+        const fresh = await run.reopen();
+        run.runToken = fresh.runToken;
+        return true;
+      },
+      onBacklog: (waiting) => this.set({ offline: waiting }),
+    });
+    if (firstVisit && this.total > 0) {
+      this.queue.add({ type: 'screen', screenId: this.state.course.screens[0].id });
+      if (this.total === 1) this.set({ finished: true, awaitingResult: true });
+    }
+    this.visibleSince = document.visibilityState === 'visible' ? Date.now() : null;
+    void this.queue.flush(true);
+    this.timer = window.setInterval(() => void this.queue?.flush(), FLUSH_EVERY_MS);
+    window.addEventListener('online', () => void this.queue?.flush(true));
+    window.addEventListener('pagehide', () => this.queue?.flushOnExit());
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') {
+        this.pauseClock();
+        this.queue?.flushOnExit();
+      } else {
+        this.visibleSince = Date.now();
+      }
+    });
+  }
+
+  private send(event: PlayerEvent, now: boolean): void {
+    if (this.queue === null) return;
+    this.queue.add(event);
+    if (now) void this.queue.flush(true);
+  }
+
+  private pauseClock(): void {
+    if (this.visibleSince !== null) this.carriedMs += Date.now() - this.visibleSince;
+    this.visibleSince = null;
+  }
+
+  private takeSeconds(): number {
+    const running = this.visibleSince !== null ? Date.now() - this.visibleSince : 0;
+    const total = this.carriedMs + running;
+    const seconds = Math.min(MAX_SECONDS_PER_FLUSH, Math.floor(total / 1000));
+    this.carriedMs = total - Math.floor(total / 1000) * 1000;
+    if (this.visibleSince !== null) this.visibleSince = Date.now();
+    return seconds;
+  }
+
+  private apply(response: EventsResponse): void {
+    const patch: Partial<SessionState> = {};
+    if (Array.isArray(response.feedback) && response.feedback.length > 0) {
+      const feedback = { ...this.state.feedback };
+      for (const f of response.feedback) {
+        if (this.state.submitted[f.blockId]) feedback[f.blockId] = f;
+      }
+      patch.feedback = feedback;
+    }
+    if (response.result) {
+      patch.result = response.result;
+      patch.finished = true;
+      patch.awaitingResult = false;
+    }
+    if (Object.keys(patch).length > 0) this.set(patch);
+    if (response.result) this.announceCompleted(response.result);
+  }
+
+  private announceCompleted(result: RunResult | null): void {
+    postToHost({
+      type: 'completed',
+      courseId: this.state.course.id,
+      score: result?.score ?? null,
+      passed: result?.passed ?? null,
+      attempt: result?.attempt ?? null,
+    });
+  }
+
+  dispose(): void {
+    window.clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Shapes the player receives and sends. They mirror the Player API contract (docs/player-api.md, SPEC.md
+ * "Completion"), written out here rather than imported because this code is bundled for the browser: the
+ * server libraries carry zod and node:crypto, which must not end up in the learner's download.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A block as the learner view ships it: `id`, `type` and whatever fields its type has (docs/blocks.md). */
+export interface PlayerBlock {
+  id: string;
+  type: string;
+  [field: string]: unknown;
+}
+
+export interface PlayerScreen {
+  id: string;
+  title: string;
+  blocks: PlayerBlock[];
+}
+
+export interface CustomFont {
+  family: string;
+  url: string;
+  weight?: number;
+  style?: 'normal' | 'italic';
+}
+
+/** Theme as served with the course: its `tokens` and `customFonts` (docs/design-tokens.md). */
+export interface PlayerTheme {
+  tokens?: Record<string, unknown>;
+  customFonts?: CustomFont[];
+}
+
+export interface PlayerCourse {
+  id: string;
+  title: string;
+  direction?: 'ltr' | 'rtl';
+  locale?: string;
+  quizFeedback?: 'immediate' | 'deferred';
+  navigation?: 'default' | 'hidden';
+  passingScore?: number | null;
+  contentHash?: string;
+  theme?: PlayerTheme | null;
+  customFonts?: CustomFont[];
+  screens: PlayerScreen[];
+}
+
+export interface CompletionState {
+  id: string;
+  status: 'in_progress' | 'completed';
+  attempt: number | null;
+  lastScreenId: string | null;
+  progressPercent: number;
+  answers?: Record<string, unknown>;
+  locale?: string;
+}
+
+/** One learner event as `POST /player/v1/runs/:completionId/events` takes it. */
+export type PlayerEvent =
+  | { type: 'screen'; screenId: string }
+  | { type: 'answer'; blockId: string; answer: unknown }
+  | { type: 'time'; seconds: number };
+
+export interface Feedback {
+  blockId: string;
+  correct: boolean;
+  explanation?: string;
+  outcome?: string;
+}
+
+export interface RunResult {
+  score: number | null;
+  passed: boolean | null;
+  attempt: number;
+}
+
+/** `data` of the events answer. */
+export interface EventsResponse {
+  completion: Partial<CompletionState>;
+  feedback?: Feedback[];
+  result?: RunResult;
+}
+
+/** The boot configuration the embed page (or the preview route) writes into the page as JSON. */
+export type PlayerConfig =
+  | {
+      mode: 'run';
+      apiBase: string;
+      courseId: string;
+      identity: string | null;
+      lang: string | null;
+    }
+  | {
+      mode: 'preview';
+      course: PlayerCourse;
+      lang?: string | null;
+      apiBase?: string;
+    };
+
+/** Messages the player posts to the host page (docs/player.md). */
+export type HostMessage =
+  | { type: 'ready'; courseId: string; screens: number }
+  | { type: 'progress'; courseId: string; screenId: string; index: number; percent: number }
+  | {
+      type: 'completed';
+      courseId: string;
+      score: number | null;
+      passed: boolean | null;
+      attempt: number | null;
+    }
+  | { type: 'resize'; courseId: string; height: number };
+
+/** The `source` every host message carries, so a host can tell the player's messages from others. */
+export const HOST_MESSAGE_SOURCE = 'lectern-player';

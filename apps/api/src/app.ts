@@ -13,6 +13,7 @@ import cors from '@koa/cors';
 import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
+import { lazyPlayerAssets, playerAssetRoutes, playerAssetUrls } from './routes/player-assets.routes.js';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -117,6 +118,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   metricsRoutes(pub, deps);
   docsRoutes(pub, { prefix: API_PREFIX, document: openapi });
   verifyRoutes(pub, deps);
+  const assets = lazyPlayerAssets(log, cfg.PLAYER_ASSETS_DIR);
+  playerAssetRoutes(pub, assets);
 
   api.router.use(authMiddleware({ orm: deps.orm, rateLimitPerMinute: cfg.RATE_LIMIT_PER_MINUTE }));
   const playerKeys = lazyPlayerKeys(cfg);
@@ -131,6 +134,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     },
     publicUrl: cfg.PUBLIC_URL,
     certificates: { ...deps, onEvent: () => deps.relay.kick() },
+    assets: playerAssetUrls(assets),
   });
 
   for (const r of routers) app.use(r.routes());

@@ -17,6 +17,8 @@ export const PlayerEnv = z.object({
     .max(7 * 24 * 3600)
     .default(12 * 3600),
   PLAYER_OPENS_PER_MINUTE_PER_ADDRESS: z.coerce.number().int().min(0).max(1_000_000_000).default(3000),
+  /** Where the built player bundle is (dist/player by default, written by `npm run build`). */
+  PLAYER_ASSETS_DIR: z.string().min(1).optional(),
   PLAYER_REQUESTS_PER_MINUTE_PER_RUN: z.coerce.number().int().min(0).max(1_000_000_000).default(600),
 });
 export type PlayerConfig = z.output<typeof PlayerEnv>;

@@ -11,8 +11,8 @@ export interface EmbedPageInput {
   identity: string | null;
   lang: string | null;
   playerApiBase: string;
-  /** URL of the player bundle (an ES module); absent until the player is served. */
-  bundleUrl?: string;
+  /** The player bundle's script and stylesheet (content-hashed URLs under /player/assets); absent when unbuilt. */
+  assets?: { js: string; css: string } | null;
 }
 
 const escapeHtml = (s: string) =>
@@ -33,14 +33,13 @@ export function renderEmbedPage(input: EmbedPageInput): string {
     lang: input.lang,
     mode: 'run',
   };
-  const bundle = input.bundleUrl
-    ? `\n<script type="module" src="${escapeHtml(input.bundleUrl)}"></script>`
-    : '';
+  const css = input.assets ? `\n<link rel="stylesheet" href="${escapeHtml(input.assets.css)}">` : '';
+  const bundle = input.assets ? `\n<script defer src="${escapeHtml(input.assets.js)}"></script>` : '';
   return `<!doctype html>
 <html lang="${escapeHtml(input.lang ?? 'en')}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Course</title>
+<title>Course</title>${css}
 <style>html,body{margin:0;height:100%}#lectern-player{min-height:100%}</style>
 </head><body>
 <div id="lectern-player" data-course-id="${escapeHtml(input.courseId)}"></div>

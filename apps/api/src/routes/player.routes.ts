@@ -36,7 +36,8 @@ export interface PlayerDeps {
   keys: () => { secrets: SecretBox; tokens: RunTokens; answerKeySecret: string };
   limits: { opensPerMinutePerAddress: number; requestsPerMinutePerRun: number };
   publicUrl: string;
-  bundleUrl?: string;
+  /** The player bundle's URLs for the embed page; null when the bundle is not built. */
+  assets?: () => { js: string; css: string } | null;
   /** What issuing a certificate needs (the runtime: database, bus to the render worker, object store). */
   certificates: IssueDeps;
 }
@@ -150,7 +151,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           identity: identity || null,
           lang: lang || null,
           playerApiBase,
-          bundleUrl: deps.bundleUrl,
+          assets: deps.assets?.() ?? null,
         });
       } catch (caught) {
         if (

@@ -55,8 +55,10 @@ export class PlayerClient {
     private readonly fetch: FetchLike,
   ) {}
 
+  /** `apiBase` is the Player API's base (`…/player/v1`, what the embed page hands over) or its origin. */
   private url(path: string): string {
-    return this.apiBase.replace(/\/+$/, '') + '/player/v1' + path;
+    const base = this.apiBase.replace(/\/+$/, '');
+    return (base.endsWith('/player/v1') ? base : `${base}/player/v1`) + path;
   }
 
   async openRun(input: {

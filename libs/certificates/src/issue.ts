@@ -1,6 +1,6 @@
 import { AppError, notFound } from '@lectern/errors';
 import { newId, boundQuery, type EntityManager, type MikroORM } from '@lectern/db';
-import { iso, type CertificateTokens } from '@lectern/contracts';
+import { iso, type CertificateSubject, type CertificateTokens } from '@lectern/contracts';
 import { eventIdentity } from '@lectern/identities';
 import { recordEvent } from '@lectern/events';
 import { runSyncJob } from '@lectern/jobs';
@@ -12,33 +12,7 @@ import { generateSerial } from './serial.js';
 import { pdfKeyOf, verifyUrl } from './paths.js';
 import { CERTIFICATE_RENDER_KIND } from './worker.js';
 
-/**
- * The run a certificate is asked for, as plain facts. The player's download route builds
- * it from the completion row and the identity; nothing here reads completions, so this
- * library does not depend on how runs are stored.
- */
-export interface CertificateSubject {
-  workspaceId: string;
-  completionId: string;
-  courseId: string;
-  /** null for an anonymous run. */
-  identityId: string | null;
-  identityExternalId: string | null;
-  /** The name to print; null or blank when the identity has none. */
-  learnerName: string | null;
-  /** The course title in `locale` (the translation the learner studied, else the source title). */
-  courseTitle: string;
-  /** Percentage 0–100; null when the course has no graded blocks. */
-  score: number | null;
-  /** Language the learner studied in. */
-  locale: string;
-  status: 'in_progress' | 'completed';
-  /** See `RunVerdict.passed`: the verdict fixed at completion; null when the course has no pass mark. */
-  passed: boolean | null;
-  passingScore?: number | null;
-  /** Reading direction of the certificate; default: the course's direction. */
-  direction?: 'ltr' | 'rtl';
-}
+export type { CertificateSubject } from '@lectern/contracts';
 
 /** An issued certificate as stored (snake_case columns). */
 export interface IssuedCertificateRow {

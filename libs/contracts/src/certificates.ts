@@ -81,3 +81,31 @@ export const CertificateRenderResult = z.object({
   warnings: z.array(z.string()),
 });
 export type CertificateRenderResult = z.infer<typeof CertificateRenderResult>;
+
+/**
+ * The run a certificate is asked for, as plain facts. Built by learner-runs from the completion row
+ * (runForCertificate) and taken by certificates (issueCertificate): the shape lives here so neither library
+ * depends on the other.
+ */
+export interface CertificateSubject {
+  workspaceId: string;
+  completionId: string;
+  courseId: string;
+  /** null for an anonymous run. */
+  identityId: string | null;
+  identityExternalId: string | null;
+  /** The name to print; null or blank when the identity has none. */
+  learnerName: string | null;
+  /** The course title in `locale` (the translation the learner studied, else the source title). */
+  courseTitle: string;
+  /** Percentage 0–100; null when the course has no graded blocks. */
+  score: number | null;
+  /** Language the learner studied in. */
+  locale: string;
+  status: 'in_progress' | 'completed';
+  /** See `RunVerdict.passed`: the verdict fixed at completion; null when the course has no pass mark. */
+  passed: boolean | null;
+  passingScore?: number | null;
+  /** Reading direction of the certificate; default: the course's direction. */
+  direction?: 'ltr' | 'rtl';
+}

@@ -1,31 +1,15 @@
 import { boundQuery, type EntityManager } from '@lectern/db';
+import type { CertificateSubject } from '@lectern/contracts';
 import { AppError, notFound } from '@lectern/errors';
 import { applyTranslation } from '@lectern/courses';
 import { RATE_SET, type RunRef } from './ingest.js';
 
 /**
  * The facts of a run a certificate is judged and printed from, for the player's certificate download
- * (docs/certificates.md). Plain data shaped like `CertificateSubject` of @lectern/certificates, so neither
- * library depends on the other: the route hands this object over as it is.
+ * (docs/certificates.md): the shared `CertificateSubject`, with the pass mark and direction always known here.
  */
-export interface CertificateRun {
-  workspaceId: string;
-  completionId: string;
-  courseId: string;
-  identityId: string | null;
-  identityExternalId: string | null;
-  /** The identity's name now (null for an anonymous run or a learner without one). */
-  learnerName: string | null;
-  /** The course title in the locale served to the run (its translation when one was served). */
-  courseTitle: string;
-  score: number | null;
-  locale: string;
-  status: 'in_progress' | 'completed';
-  /** The verdict fixed at the last finish; null without a pass mark or before the first finish. */
-  passed: boolean | null;
-  passingScore: number | null;
-  direction: 'ltr' | 'rtl';
-}
+export type CertificateRun = CertificateSubject &
+  Required<Pick<CertificateSubject, 'passingScore' | 'direction'>>;
 
 interface Row {
   id: string;

@@ -1,11 +1,20 @@
 import type { WebhookConfig } from '@lectern/webhooks';
 import type { PlayerConfig } from './player-env.js';
 import { decryptSecret, encryptSecret, parseEncryptionKey, webhookSecretKey } from '@lectern/webhooks';
-import { derivePlayerKeys, runTokens, type RunTokens, type SecretBox } from '@lectern/learner-runs';
+import {
+  derivePlayerKeys,
+  runTokens,
+  trackingTokens,
+  type RunTokens,
+  type SecretBox,
+  type TrackingTokens,
+} from '@lectern/learner-runs';
 
 export interface PlayerKeys {
   secrets: SecretBox;
   tokens: RunTokens;
+  /** SCORM tracking tokens (`track=1` exports), signed with the run-token key under their own audience. */
+  tracking: TrackingTokens;
   answerKeySecret: string;
 }
 
@@ -32,6 +41,7 @@ export function lazyPlayerKeys(
         open: (stored, context) => decryptSecret(stored, box, context),
       },
       tokens: runTokens(() => runTokenKey, cfg.RUN_TOKEN_TTL_SECONDS),
+      tracking: trackingTokens(() => runTokenKey),
       answerKeySecret,
     };
     return keys;

@@ -127,6 +127,13 @@ describe('metrics: Prometheus /metrics, worker probes', () => {
       const ok = await call(app.url, 'GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
       expect(ok.status).to.equal(200);
       expect(ok.text).to.include('lectern_http_requests_total');
+      // The auth scheme is case-insensitive (RFC 9110 11.1), as Prometheus and proxies may spell it.
+      for (const scheme of ['bearer', 'BEARER']) {
+        const spelled = await call(app.url, 'GET', '/metrics', {
+          headers: { authorization: `${scheme} ${TOKEN}` },
+        });
+        expect(spelled.status, scheme).to.equal(200);
+      }
       // Health stays open.
       expect((await call(app.url, 'GET', '/healthz')).status).to.equal(200);
     });

@@ -152,7 +152,7 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
 
 /** Whether an Authorization header carries `Bearer <token>` (constant-time compare of digests). */
 export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer (\S+)$/.exec(header ?? '');
+  const m = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? '');
   if (!m) return false;
   const digest = (s: string) => createHash('sha256').update(s).digest();
   return timingSafeEqual(digest(m[1]), digest(token));

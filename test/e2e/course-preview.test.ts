@@ -102,7 +102,9 @@ describe('player: authors preview a course as stored through a signed link', fun
     expect(made.status, made.text).to.equal(200);
     expect(made.headers.get('cache-control')).to.equal('no-store');
     const { url, expiresAt } = made.body.data;
-    expect(url).to.match(new RegExp(`^http://lectern\\.test/preview/${courseId}\\?token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`));
+    expect(url).to.match(
+      new RegExp(`^http://lectern\\.test/preview/${courseId}\\?token=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`),
+    );
     const ttl = Date.parse(expiresAt) - Date.now();
     expect(ttl).to.be.within(14 * 60_000, 15 * 60_000 + 1_000);
 

@@ -137,7 +137,12 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     certificates: { ...deps, onEvent: () => deps.relay.kick() },
     assets: playerAssetUrls(assets),
   });
-  previewRoutes(api, pub, { em: () => deps.orm.em.fork(), keys: playerKeys, publicUrl: cfg.PUBLIC_URL, assets });
+  previewRoutes(api, pub, {
+    em: () => deps.orm.em.fork(),
+    keys: playerKeys,
+    publicUrl: cfg.PUBLIC_URL,
+    assets,
+  });
 
   for (const r of routers) app.use(r.routes());
   // OPTIONS answers with Allow; a known path with another method is a JSON 405 (errors.ts).

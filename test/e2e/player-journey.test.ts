@@ -232,7 +232,14 @@ describe('player: a learner’s journey through the embed, keyboard only (Chromi
   });
 
   it('an Arabic translation of an RTL course: dir="rtl" lang="ar", Arabic chrome, translated titles', async () => {
+    // A light concept here (the journey above runs the default `stage`, dark): axe in run mode in both.
+    const theme = await req()<{ id: string }>('POST', '/themes', {
+      name: 'Editorial',
+      tokens: { concept: 'editorial', mode: 'light' },
+    });
+    expect(theme.status, theme.text).to.equal(201);
     const courseId = await publishedCourse(app.base, ws.key, {
+      themeId: theme.body.data.id,
       title: 'בטיחות',
       locale: 'he',
       direction: 'rtl',
@@ -258,6 +265,7 @@ describe('player: a learner’s journey through the embed, keyboard only (Chromi
       await waitReady(page);
       await heading(page, 'مرحبا');
       expect(await inPage(page, 'docAttrs')).to.deep.equal(['rtl', 'ar']);
+      expect(await page.locator('#lectern-player').getAttribute('data-concept')).to.equal('editorial');
       expect(await page.title()).to.equal('السلامة');
       await page.getByText('اختر أ').waitFor();
       await page.getByRole('button', { name: ar.contents }).waitFor();

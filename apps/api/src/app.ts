@@ -14,6 +14,7 @@ import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
 import { lazyPlayerAssets, playerAssetRoutes, playerAssetUrls } from './routes/player-assets.routes.js';
+import { previewRoutes } from './routes/preview.routes.js';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -135,6 +136,12 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     publicUrl: cfg.PUBLIC_URL,
     certificates: { ...deps, onEvent: () => deps.relay.kick() },
     assets: playerAssetUrls(assets),
+  });
+  previewRoutes(api, pub, {
+    em: () => deps.orm.em.fork(),
+    keys: playerKeys,
+    publicUrl: cfg.PUBLIC_URL,
+    assets,
   });
 
   for (const r of routers) app.use(r.routes());

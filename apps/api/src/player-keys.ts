@@ -1,3 +1,5 @@
+import { SignJWT, errors, jwtVerify } from 'jose';
+import { AppError } from '@lectern/errors';
 import type { WebhookConfig } from '@lectern/webhooks';
 import type { PlayerConfig } from './player-env.js';
 import { decryptSecret, encryptSecret, parseEncryptionKey, webhookSecretKey } from '@lectern/webhooks';
@@ -15,7 +17,68 @@ export interface PlayerKeys {
   tokens: RunTokens;
   /** SCORM tracking tokens (`track=1` exports), signed with the run-token key under their own audience. */
   tracking: TrackingTokens;
+  /** Authors' preview links (`POST /api/v1/courses/:id/preview`), signed with the run-token key too. */
+  preview: PreviewTokens;
   answerKeySecret: string;
+}
+
+export interface PreviewClaims {
+  courseId: string;
+  workspaceId: string;
+  /** The requested translation, or null for the course's own language. */
+  lang: string | null;
+}
+
+export interface PreviewTokens {
+  /** A token for `claims`, good for `PREVIEW_TTL_SECONDS`; `expiresAt` is its `exp`. */
+  sign(claims: PreviewClaims): Promise<{ token: string; expiresAt: Date }>;
+  /** The claims of a valid, unexpired preview token for `courseId`; 401 `unauthorized` saying why otherwise. */
+  verify(token: string, courseId: string): Promise<PreviewClaims>;
+}
+
+/** How long a preview link works: long enough to open and read a draft, short enough that a leaked link dies. */
+export const PREVIEW_TTL_SECONDS = 15 * 60;
+const PREVIEW_AUDIENCE = 'lectern:preview';
+
+/**
+ * Preview tokens: an HS256 JWT with `sub` = the course, `wid` = its workspace, `lang`, its own audience (so it
+ * is never a run or tracking token, nor they one), and a 15-minute `exp`. Stateless: any replica verifies it.
+ */
+export function previewTokens(key: () => Uint8Array, ttlSeconds = PREVIEW_TTL_SECONDS): PreviewTokens {
+  const refuse = (why: string) => new AppError('unauthorized', `Preview link refused: ${why}`);
+  return {
+    async sign({ courseId, workspaceId, lang }) {
+      const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+      const token = await new SignJWT({ wid: workspaceId, lang })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(courseId)
+        .setAudience(PREVIEW_AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime(exp)
+        .sign(key());
+      return { token, expiresAt: new Date(exp * 1000) };
+    },
+    async verify(token, courseId) {
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(token, key(), {
+          algorithms: ['HS256'],
+          audience: PREVIEW_AUDIENCE,
+          requiredClaims: ['exp'],
+        }));
+      } catch (err) {
+        if (err instanceof errors.JWTExpired) throw refuse('it has expired; ask for a new one');
+        throw refuse('it is not a valid preview link of this service');
+      }
+      if (payload.sub !== courseId) throw refuse('it belongs to another course');
+      if (typeof payload.wid !== 'string') throw refuse('it is not a valid preview link of this service');
+      return {
+        courseId,
+        workspaceId: payload.wid,
+        lang: typeof payload.lang === 'string' ? payload.lang : null,
+      };
+    },
+  };
 }
 
 /**
@@ -42,6 +105,7 @@ export function lazyPlayerKeys(
       },
       tokens: runTokens(() => runTokenKey, cfg.RUN_TOKEN_TTL_SECONDS),
       tracking: trackingTokens(() => runTokenKey),
+      preview: previewTokens(() => runTokenKey),
       answerKeySecret,
     };
     return keys;

@@ -65,8 +65,9 @@ const ERROR_PAGES: Record<number, { title: string; text: string }> = {
   },
 };
 
-export function renderErrorPage(status: number): string {
-  const page = ERROR_PAGES[status] ?? { title: 'Something went wrong', text: 'Please try again later.' };
+/** `page` replaces the fixed text (the preview page says why a link is refused in its own words). */
+export function renderErrorPage(status: number, page?: { title: string; text: string }): string {
+  page ??= ERROR_PAGES[status] ?? { title: 'Something went wrong', text: 'Please try again later.' };
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

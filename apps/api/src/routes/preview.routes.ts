@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import type { EntityManager } from '@lectern/db';
+import { AppError, HTTP_ERRORS, isAppError } from '@lectern/errors';
+import { getCourse, getTheme, listTranslations } from '@lectern/authoring';
+import { learnerCourse, materialOf, pickLocale } from '@lectern/learner-runs';
+import { playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
+import type { ApiRouter } from '../http/router.js';
+import type { PreviewTokens } from '../player-keys.js';
+import { PLAYER_ASSETS_PATH } from './player-assets.routes.js';
+import { PLAYER_TAG } from './player.routes.js';
+import { renderErrorPage } from './embed-page.js';
+import { errorResponses } from './shared.js';
+
+/** What the preview routes need from the process (app.ts builds it). */
+export interface PreviewDeps {
+  em: () => EntityManager;
+  keys: () => { preview: PreviewTokens; answerKeySecret: string };
+  publicUrl: string;
+  /** The built player bundle; null when unbuilt (the page then answers 503). */
+  assets: () => PlayerAssets | null;
+}
+
+export const PREVIEW_PATH = '/preview';
+
+type ThemeRow = Parameters<typeof learnerCourse>[2];
+
+const CreatePreview = z
+  .object({
+    lang: z
+      .string()
+      .min(1)
+      .max(35)
+      .optional()
+      .meta({ description: 'Preview this translation (BCP-47); omitted: the course in its own language' }),
+  })
+  .meta({ id: 'CreatePreview' });
+
+const PreviewLink = z
+  .object({
+    url: z.string().meta({ description: 'The preview page; works without an API key until expiresAt' }),
+    expiresAt: z.string().meta({ description: 'ISO 8601; 15 minutes after the link was made' }),
+  })
+  .meta({ id: 'PreviewLink' });
+
+const lastOf = z
+  .union([z.string(), z.array(z.string())])
+  .optional()
+  .transform((v) => (Array.isArray(v) ? v[v.length - 1] : v));
+
+/** The course as stored (draft or published) in the learner view, with the translation for `lang` applied. */
+async function storedCourse(
+  em: EntityManager,
+  workspaceId: string,
+  courseId: string,
+  lang: string | null,
+  answerKeySecret: string,
+): Promise<PlayerCourse> {
+  const course = await getCourse(em, workspaceId, courseId);
+  let theme: ThemeRow | null = null;
+  if (course.themeId) {
+    try {
+      const t = await getTheme(em, workspaceId, course.themeId);
+      theme = { id: t.id, name: t.name, tokens: t.tokens, customFonts: t.customFonts };
+    } catch (err) {
+      if (!isAppError(err) || err.code !== 'not_found') throw err;
+    }
+  }
+  const translations = lang ? await listTranslations(em, workspaceId, courseId) : [];
+  const locale = pickLocale(
+    course.locale,
+    translations.map((t) => t.locale),
+    lang,
+  );
+  const translation = translations.find((t) => t.locale === locale) ?? null;
+  const row = {
+    id: course.id,
+    contentHash: course.contentHash,
+    title: course.title,
+    screens: course.screens,
+    direction: course.direction,
+    locale: course.locale,
+    passingScore: course.passingScore === null ? null : Number(course.passingScore),
+    quizFeedback: course.quizFeedback,
+    navigation: course.navigation,
+  };
+  const served = learnerCourse(row, materialOf(row, translation), theme, answerKeySecret);
+  return { ...served, customFonts: course.customFonts as PlayerCourse['customFonts'] } as PlayerCourse;
+}
+
+/**
+ * Authors' preview: `POST /api/v1/courses/:id/preview` signs a 15-minute link to `GET /preview/:courseId?token=…`,
+ * which boots the same player bundle in preview mode with the course as stored (draft or published). The page
+ * opens no run, counts no view and emits no event: the player in preview mode never calls the Player API.
+ * The token rides in the query, not the path, so the request log (path only) never records it.
+ */
+export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps): void {
+  api.route(
+    {
+      method: 'post',
+      path: '/courses/:id/preview',
+      summary: 'A short-lived link that shows the course as stored (drafts too) in the player',
+      description:
+        'Answers 200 with `url` (`/preview/:courseId?token=…`, no API key needed) and `expiresAt` (15 minutes). ' +
+        'The page renders the course as it is stored now, draft or published, in the optional `lang` ' +
+        "translation (the course's own language when there is none), with the same player in preview mode: no " +
+        'run is opened, no view counted, no event emitted, answers are not graded. Every plan. Nothing is stored: ' +
+        'each call signs a new link.',
+      tags: ['Courses'],
+      body: CreatePreview,
+      responses: {
+        200: { description: 'The preview link', schema: z.object({ data: PreviewLink }) },
+        ...errorResponses,
+      },
+    },
+    async (ctx) => {
+      const workspaceId = ctx.state.auth.workspace.id;
+      const lang = ctx.state.body.lang ?? null;
+      // 404 for an unknown course or another workspace's, before anything is signed.
+      const course = await getCourse(deps.em(), workspaceId, ctx.params.id);
+      const { token, expiresAt } = await deps.keys().preview.sign({ courseId: course.id, workspaceId, lang });
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        data: {
+          url: `${deps.publicUrl}${PREVIEW_PATH}/${encodeURIComponent(course.id)}?token=${token}`,
+          expiresAt: expiresAt.toISOString(),
+        },
+      };
+    },
+  );
+
+  pub.route(
+    {
+      method: 'get',
+      path: `${PREVIEW_PATH}/:courseId`,
+      summary: "An author's preview page (HTML that boots the player in preview mode)",
+      description:
+        'Opened through the link `POST /api/v1/courses/:id/preview` returns. 401 for an expired, forged or ' +
+        "another course's token, 404 when the course was deleted since, 503 when the player bundle is not built; " +
+        'all plain HTML. Never cached (`Cache-Control: no-store`), never indexed (`X-Robots-Tag: noindex`).',
+      tags: [PLAYER_TAG],
+      auth: 'public',
+      query: z.object({
+        token: lastOf.meta({ description: 'The signed preview token from the link' }),
+      }),
+      responses: {
+        200: { description: 'The preview page', contentType: 'text/html' },
+        401: { description: 'Preview link refused (HTML)', contentType: 'text/html' },
+        404: { description: 'Course not found (HTML)', contentType: 'text/html' },
+        503: { description: 'The player bundle is not built (HTML)', contentType: 'text/html' },
+      },
+    },
+    async (ctx) => {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('X-Robots-Tag', 'noindex');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.type = 'html';
+      try {
+        const keys = deps.keys();
+        const token = ctx.state.query.token;
+        if (!token) throw new AppError('unauthorized', 'Preview link refused: it carries no token');
+        const claims = await keys.preview.verify(token, ctx.params.courseId);
+        const assets = deps.assets();
+        if (!assets) throw new AppError('unavailable', 'The player bundle is not built');
+        const course = await storedCourse(
+          deps.em(),
+          claims.workspaceId,
+          claims.courseId,
+          claims.lang,
+          keys.answerKeySecret,
+        );
+        ctx.body = playerPageHtml({
+          config: { mode: 'preview', course, lang: claims.lang },
+          assets,
+          assetBase: PLAYER_ASSETS_PATH,
+          title: course.title,
+          lang: course.locale,
+          dir: course.direction,
+        });
+      } catch (caught) {
+        if (!isAppError(caught)) throw caught;
+        if (!['unauthorized', 'not_found', 'unavailable'].includes(caught.code)) throw caught;
+        const status = HTTP_ERRORS[caught.code].status;
+        ctx.status = status;
+        ctx.body = renderErrorPage(status, status === 401 ? PREVIEW_REFUSED : undefined);
+      }
+    },
+  );
+}
+
+const PREVIEW_REFUSED = {
+  title: 'Preview link expired',
+  text: 'This preview link has expired or is not valid. Open the preview again from the editor.',
+};

@@ -126,7 +126,9 @@ export const ScormExportQuery = z.object({
       { error: 'must be a BCP-47 language tag, e.g. fr or pt-BR' },
     )
     .optional()
-    .meta({ description: "A locale of the course (its own or a translation's); default: the source language" }),
+    .meta({
+      description: "A locale of the course (its own or a translation's); default: the source language",
+    }),
   track: z
     .enum(['0', '1'], { error: 'must be 1 or 0' })
     .optional()

@@ -112,7 +112,10 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
           res.on('end', () => {
             const status = res.statusCode ?? 0;
             if (status >= 200 && status < 300) resolve();
-            else reject(new Error(`PUT ${key}: HTTP ${status} ${Buffer.concat(chunks).toString().slice(0, 500)}`));
+            else
+              reject(
+                new Error(`PUT ${key}: HTTP ${status} ${Buffer.concat(chunks).toString().slice(0, 500)}`),
+              );
           });
           res.on('error', reject);
         });

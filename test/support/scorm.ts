@@ -70,3 +70,16 @@ export function configOf(html: string): Record<string, unknown> {
   if (!m) throw new Error(`no player config in index.html:\n${html}`);
   return JSON.parse(m[1]) as Record<string, unknown>;
 }
+
+/** The string value of an XPath over a manifest, read back by libxml2 (what an LMS's parser sees). */
+export async function xpathString(xml: string, expr: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-manifest-'));
+  const file = path.join(dir, 'imsmanifest.xml');
+  try {
+    await writeFile(file, xml);
+    const { stdout } = await promisify(execFile)('xmllint', ['--nonet', '--xpath', `string(${expr})`, file]);
+    return stdout.replace(/\n$/, '');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

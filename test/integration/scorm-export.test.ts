@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
+import { boundQuery } from '@lectern/db';
 import type { JobWorkerHandle } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
@@ -340,12 +341,27 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
   });
 
   describe('refusals: nothing is exported', () => {
+    const exportJobs = async () =>
+      Number(
+        (
+          await boundQuery<{ n: string }>(
+            app.rt.orm.em.fork(),
+            "select count(*) as n from jobs where kind = 'scorm.export'",
+          )
+        )[0].n,
+      );
+    let jobsBefore = 0;
+    before(async () => {
+      jobsBefore = await exportJobs();
+    });
+
     it('400 on a bad version, lang or track, with issues', async () => {
       expectIssue(await asApi(await exportOf('?version=scorm3')), ['query', 'version']);
       expectIssue(await asApi(await exportOf('?lang=not%20a%20tag!')), ['query', 'lang']);
       expectIssue(await asApi(await exportOf('?lang=')), ['query', 'lang']);
       expectIssue(await asApi(await exportOf('?track=yes')), ['query', 'track']);
       expectIssue(await asApi(await exportOf('?version=scorm12&version=scorm2004')), ['query', 'version']);
+      expect(await exportJobs()).to.equal(jobsBefore);
     });
 
     it('404 when the course has no such locale (named or same language), or no such course', async () => {
@@ -361,6 +377,8 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       const other = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Other');
       expectNotFound(await asApi(await exportOf('?track=1', other.key)));
       expectNotFound(await asApi(await exportOf('?version=scorm12', other.key)));
+      // Refused before any job: the only export jobs of this block are the three locale 404s (failed jobs).
+      expect(await exportJobs()).to.equal(jobsBefore + 3);
     });
 
     it('403 plan_required below Scale (Sandbox, Build), before the query is looked at', async () => {
@@ -374,6 +392,7 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         expectPlanRequired(await asApi(await exportOf('', low.key, c.body.data.id)), 'Scale');
         expectPlanRequired(await asApi(await exportOf('?version=bogus', low.key, c.body.data.id)), 'Scale');
       }
+      expect(await exportJobs()).to.equal(jobsBefore + 3);
     });
 
     it('504 with the job id when no scorm worker answers in time (stops the worker: keep it last but one)', async () => {

@@ -47,7 +47,11 @@ export interface Zip {
   } | null;
 }
 
-/** GET a package and unzip it in memory (test packages are small); error bodies are parsed and contract-checked. */
+/**
+ * GET a package and unzip it in memory (test packages are small); every manifest of a 200 is validated against
+ * the XSDs of its version (from the file name), so no exported manifest escapes the check. Error bodies are
+ * parsed and contract-checked.
+ */
 export async function getZip(base: string, key: string, pathAndQuery: string): Promise<Zip> {
   const res = await fetch(base + pathAndQuery, { headers: { authorization: `Bearer ${key}` } });
   const bytes = Buffer.from(await res.arrayBuffer());
@@ -56,6 +60,11 @@ export async function getZip(base: string, key: string, pathAndQuery: string): P
   if (res.status === 200) {
     const dir = await unzipper.Open.buffer(bytes);
     for (const f of dir.files) if (f.type === 'File') entries.set(f.path, await f.buffer());
+    const version = /-(scorm12|scorm2004)\.zip"$/.exec(res.headers.get('content-disposition') ?? '')?.[1];
+    if (!version) throw new Error(`no version in ${res.headers.get('content-disposition')}`);
+    const manifest = entries.get('imsmanifest.xml');
+    if (!manifest) throw new Error(`no imsmanifest.xml in ${[...entries.keys()].join(', ')}`);
+    await validateManifest(manifest.toString('utf8'), version as keyof typeof SCHEMAS);
     await checkContract(base + pathAndQuery, 'GET', 200, res.headers.get('content-type'), null);
   } else {
     error = JSON.parse(bytes.toString('utf8')) as Zip['error'];

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -13,6 +15,7 @@ import type { PlayerAssets } from '@lectern/player';
 import {
   makeWorkspace,
   startTestApp,
+  testConfig,
   testRuntime,
   type TestApp,
   type TestRuntime,
@@ -407,6 +410,32 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         expect(zip.error?.message).to.include('SCORM export');
       } finally {
         await hasty.close();
+      }
+    });
+
+    it("apps/scorm-worker as its own process serves exports (and reads no other worker's settings)", async () => {
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+      for (const [k, v] of Object.entries(testConfig())) if (v !== undefined) env[k] = String(v);
+      Object.assign(env, {
+        WORKER_HTTP_PORT: '0',
+        PLAYER_ASSETS_DIR: assets.dir,
+        // A certificate worker would refuse to start on this; the scorm worker never reads it.
+        CERTIFICATE_FONT_DIR: '/nonexistent/fonts',
+      });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'apps/scorm-worker/src/main.ts'], {
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+      try {
+        const zip = await exportOf('?version=scorm12&lang=fr');
+        expect(zip.status, `${JSON.stringify(zip.error)} ${stderr}`).to.equal(200);
+        expect(zip.headers.get('content-disposition')).to.include('securite-incendie-scorm12.zip');
+        expect(child.exitCode, stderr).to.equal(null);
+      } finally {
+        child.kill('SIGTERM');
+        if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
       }
     });
 

@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import archiver from 'archiver';
 import { WebhookEnv } from '@lectern/webhooks';
 import { ScormEnv, type EnvOf } from '@lectern/config';
 import type { ScormExportJobInput, ScormExportJobResult } from '@lectern/contracts';
@@ -202,6 +201,9 @@ async function writeZip(
   file: string,
   entries: { name: string; body?: string | Buffer; path?: string }[],
 ): Promise<void> {
+  // Loaded on the first export: every process that builds the job registry (the API's `lectern start`, the CLI)
+  // would otherwise pay for archiver's module tree at start.
+  const { default: archiver } = await import('archiver');
   const out = createWriteStream(file);
   const archive = archiver('zip', { zlib: { level: 6 } });
   const closed = new Promise<void>((resolve, reject) => {

@@ -24,6 +24,10 @@ export async function runAll(env: StartConfig): Promise<void> {
         if (!opened.storage) throw new Error('the object store is not open yet');
         return opened.storage.put(...args);
       },
+      putFile: (...args: Parameters<Storage['putFile']>) => {
+        if (!opened.storage) throw new Error('the object store is not open yet');
+        return opened.storage.putFile(...args);
+      },
     },
   });
   // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.

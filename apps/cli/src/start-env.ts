@@ -6,6 +6,7 @@ import {
   DbEnv,
   JobsEnv,
   MetricsEnv,
+  ScormEnv,
   StorageEnv,
   type EnvOf,
 } from '@lectern/config';
@@ -27,5 +28,6 @@ export const START_ENV = [
   WebhookEnv,
   PlayerEnv,
   CertificateEnv,
+  ScormEnv,
 ] as const;
 export type StartConfig = EnvOf<typeof START_ENV>;

@@ -131,6 +131,7 @@ export type WorkerConfig = z.output<typeof WorkerEnv>;
 export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
   CERTIFICATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(20_000),
+  SCORM_EXPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
 });
 
 /** Certificates (docs/certificates.md). */
@@ -145,7 +146,18 @@ export const CertificateEnv = z.object({
   VERIFY_LOOKUPS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
 });
 
+/** SCORM export (docs/scorm.md "Export"): the player bundle it packs and the custom-font fetch limits. */
+export const ScormEnv = z.object({
+  /** Where the built player bundle is (dist/player by default, written by `npm run build`). */
+  PLAYER_ASSETS_DIR: z.string().min(1).optional(),
+  /** A custom font larger than this keeps its remote URL in the package (with a warning). */
+  SCORM_FONT_MAX_BYTES: z.coerce.number().int().min(1024).max(20_000_000).default(2_000_000),
+  /** Whole font fetch (DNS, connect, response, body). */
+  SCORM_FONT_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+});
+
 export type JobsConfig = z.output<typeof JobsEnv>;
+export type ScormConfig = z.output<typeof ScormEnv>;
 export type CertificateConfig = z.output<typeof CertificateEnv>;
 
 export class ConfigError extends Error {

@@ -99,6 +99,62 @@ export const CsvImportError = z
   })
   .meta({ id: 'CsvImportError' });
 
+// ------------------------------------------------------------------ scorm.export
+
+export const SCORM_VERSIONS = ['scorm2004', 'scorm12'] as const;
+export type ScormVersion = (typeof SCORM_VERSIONS)[number];
+
+/** Query of GET /courses/:id/scorm (docs/scorm.md "Export"). */
+export const ScormExportQuery = z.object({
+  version: z
+    .enum(SCORM_VERSIONS, { error: 'must be scorm2004 or scorm12' })
+    .default('scorm2004')
+    .meta({ description: 'SCORM 2004 4th edition (default) or SCORM 1.2' }),
+  lang: z
+    .string({ error: 'must be given once' })
+    .trim()
+    .min(1, { error: 'must not be empty; leave it out to export the source language' })
+    .max(35, { error: 'must be a BCP-47 language tag' })
+    .refine(
+      (v) => {
+        try {
+          return Intl.getCanonicalLocales(v).length === 1;
+        } catch {
+          return false;
+        }
+      },
+      { error: 'must be a BCP-47 language tag, e.g. fr or pt-BR' },
+    )
+    .optional()
+    .meta({
+      description: "A locale of the course (its own or a translation's); default: the source language",
+    }),
+  track: z
+    .enum(['0', '1'], { error: 'must be 1 or 0' })
+    .optional()
+    .meta({ description: '1: the package also reports runs to this service through the Player API' }),
+});
+export type ScormExportQuery = z.infer<typeof ScormExportQuery>;
+
+/** Job input of `scorm.export`. `lang` is canonical (or null: the source); `track` is minted by the API. */
+export const ScormExportJobInput = z.object({
+  courseId: z.string().min(1),
+  version: z.enum(SCORM_VERSIONS),
+  lang: z.string().min(1).nullable(),
+  track: z.object({ apiBase: z.string().min(1), token: z.string().min(1) }).nullable(),
+});
+export type ScormExportJobInput = z.infer<typeof ScormExportJobInput>;
+
+/** The package is in the object store under `key` (`jobs/<jobId>/<fileName>`); the API streams it out. */
+export const ScormExportJobResult = z.object({
+  key: z.string().min(1),
+  bytes: z.number().int().min(0),
+  fileName: z.string().min(1),
+  /** Fonts left as remote URLs, with the reason (also in the worker log). */
+  warnings: z.array(z.string()),
+});
+export type ScormExportJobResult = z.infer<typeof ScormExportJobResult>;
+
 // -------------------------------------------------------------------- the list
 
 export interface JobSpec<I extends z.ZodType, R extends z.ZodType> {
@@ -121,6 +177,7 @@ function withCommands<S extends Record<string, JobSpec<z.ZodType, z.ZodType>>>(s
 export const JOB_SPECS = withCommands({
   'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
   'certificate.render': { input: CertificateRenderInput, result: CertificateRenderResult },
+  'scorm.export': { input: ScormExportJobInput, result: ScormExportJobResult },
 });
 
 /** The union of every job kind. */

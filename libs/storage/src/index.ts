@@ -1,5 +1,9 @@
 import * as Minio from 'minio';
-import { mkdir } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -17,6 +21,12 @@ export interface Storage {
   bucket: string;
   endpoint: string;
   put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
+  /**
+   * Uploads a file from disk as it is read (memory stays a few chunks whatever its size); returns its size.
+   * minio's `putObject` reads a stream whole into memory when it fits one part, so this sends one signed PUT
+   * (a presigned URL, valid for `expirySeconds`) with the file as its body and a known Content-Length.
+   */
+  putFile(key: string, file: string, contentType?: string): Promise<number>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   remove(key: string): Promise<void>;
@@ -86,6 +96,33 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     async put(key, body, contentType = 'application/octet-stream') {
       const buf = typeof body === 'string' ? Buffer.from(body) : body;
       await client.putObject(bucket, key, buf, buf.length, { 'Content-Type': contentType });
+    },
+    async putFile(key, file, contentType = 'application/octet-stream') {
+      const { size } = await stat(file);
+      const url = new URL(await client.presignedPutObject(bucket, key, 15 * 60));
+      const transport = url.protocol === 'https:' ? https : http;
+      await new Promise<void>((resolve, reject) => {
+        const req = transport.request(url, {
+          method: 'PUT',
+          headers: { 'Content-Length': size, 'Content-Type': contentType },
+        });
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status >= 200 && status < 300) resolve();
+            else
+              reject(
+                new Error(`PUT ${key}: HTTP ${status} ${Buffer.concat(chunks).toString().slice(0, 500)}`),
+              );
+          });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        pipeline(createReadStream(file), req).catch(reject);
+      });
+      return size;
     },
     async get(key) {
       return toBuffer(await client.getObject(bucket, key));

@@ -13,6 +13,7 @@ import { completionRoutes } from './completions.routes.js';
 import { embedKeyRoutes } from './embed-keys.routes.js';
 import type { PlayerKeys } from '../player-keys.js';
 import { issuedCertificateRoutes } from './issued-certificates.routes.js';
+import { scormExportRoutes } from './scorm-export.routes.js';
 
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
@@ -22,6 +23,7 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   webhookRoutes(api, deps);
   courseImportRoutes(api, deps);
   courseRoutes(api, deps);
+  scormExportRoutes(api, { ...deps, playerKeys: player.keys });
   themeRoutes(api, deps);
   certificateTemplateRoutes(api, deps);
   collectionRoutes(api, deps);

@@ -8,6 +8,7 @@ import {
   DbEnv,
   JobsEnv,
   MetricsEnv,
+  ScormEnv,
   StorageEnv,
   WorkerEnv,
   parseEnv,
@@ -35,6 +36,7 @@ const EVERY_ENV = [
   WebhookEnv,
   PlayerEnv,
   CertificateEnv,
+  ScormEnv,
 ] as const;
 
 type Line = (ok: boolean, what: string, detail: string) => void;

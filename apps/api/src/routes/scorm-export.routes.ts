@@ -1,0 +1,96 @@
+import type { ApiRouter } from '../http/router.js';
+import type { RouteDeps } from '../deps.js';
+import type { PlayerKeys } from '../player-keys.js';
+import { AppError } from '@lectern/errors';
+import { ErrorBody, ScormExportQuery } from '@lectern/contracts';
+import { getCourse } from '@lectern/authoring';
+import { runSyncJob } from '@lectern/jobs';
+import { SCORM_EXPORT_KIND } from '@lectern/scorm';
+import { planGate } from '../http/plan-gate.js';
+import { errorResponses } from './shared.js';
+
+/**
+ * GET /courses/:id/scorm (docs/scorm.md "Export"): the scorm worker builds the package and puts it in the object
+ * store (docs/jobs.md), and this route streams it from there to the client, so neither process holds it whole.
+ * Drafts export too: an author tries a course in their LMS before publishing it.
+ */
+export function scormExportRoutes(
+  api: ApiRouter,
+  deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'log' | 'cfg'> & { playerKeys: () => PlayerKeys },
+) {
+  api.route(
+    {
+      method: 'get',
+      path: '/courses/:id/scorm',
+      summary: 'Export a course as a SCORM package (zip)',
+      description:
+        'Scale plan or higher (403 plan_required otherwise). A single-SCO package with the player, the course ' +
+        '(answer keys included: grading happens in the browser) and its fonts; drafts export too. ' +
+        '`version`: scorm2004 (4th edition, default) or scorm12. `lang`: a locale of the course (404 when it has ' +
+        'none such). `track=1`: the package also reports runs to this service through the Player API with a ' +
+        'course-bound tracking token (no expiry; rotating RUN_TOKEN_KEY retires it). Layout and manifest: docs/scorm.md.',
+      tags: ['Courses'],
+      query: ScormExportQuery,
+      responses: {
+        200: {
+          description:
+            'The package: `Content-Disposition: attachment; filename="<slug>-<version>.zip"`, with Content-Length',
+          contentType: 'application/zip',
+        },
+        ...errorResponses,
+        404: {
+          description: 'not_found: no such course in this workspace, or `lang` is not a locale of the course',
+          schema: ErrorBody,
+        },
+        503: {
+          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
+          schema: ErrorBody,
+        },
+        504: {
+          description:
+            'timeout: the export did not finish in time; `jobId` names the job (nothing is created, retrying is safe)',
+          schema: ErrorBody,
+        },
+      },
+    },
+    planGate('scorm_api'),
+    async (ctx) => {
+      const ws = ctx.state.auth.workspace;
+      const { version, lang, track } = ctx.state.query;
+      // A course of another workspace is 404 before any job or token exists.
+      const course = await getCourse(deps.orm.em.fork(), ws.id, ctx.params.id);
+      const tracking =
+        track === '1'
+          ? {
+              apiBase: `${deps.cfg.PUBLIC_URL}/player/v1`,
+              token: await deps.playerKeys().tracking.sign({ courseId: course.id, workspaceId: ws.id }),
+            }
+          : null;
+      const { result } = await runSyncJob(deps, {
+        workspaceId: ws.id,
+        kind: SCORM_EXPORT_KIND,
+        input: {
+          courseId: course.id,
+          version,
+          lang: lang ? Intl.getCanonicalLocales(lang)[0] : null,
+          track: tracking,
+        },
+        timeoutMs: deps.cfg.SCORM_EXPORT_TIMEOUT_MS,
+        what: 'SCORM export',
+      });
+      let body;
+      try {
+        body = await deps.storage.stream(result.key);
+      } catch (cause) {
+        throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
+          cause,
+          retryAfter: 2,
+        });
+      }
+      ctx.type = 'application/zip';
+      ctx.length = result.bytes;
+      ctx.set('Content-Disposition', `attachment; filename="${result.fileName}"`);
+      ctx.body = body;
+    },
+  );
+}

@@ -1,0 +1,332 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { WebhookEnv } from '@lectern/webhooks';
+import { ScormEnv, type EnvOf } from '@lectern/config';
+import type { ScormExportJobInput, ScormExportJobResult } from '@lectern/contracts';
+import {
+  CourseSchema,
+  CourseTranslationSchema,
+  ThemeSchema,
+  type Course,
+  type CourseTranslation,
+  type EntityManager,
+  type Theme,
+} from '@lectern/db';
+import { AppError, notFound } from '@lectern/errors';
+import { courseDto, themeDto } from '@lectern/authoring';
+import { materialOf } from '@lectern/learner-runs';
+import { playerAssets, playerPageHtml, type PlayerConfig, type PlayerCourse } from '@lectern/player';
+import type { Storage } from '@lectern/storage';
+import {
+  runJobWorker,
+  type ClaimedJob,
+  type JobContext,
+  type JobWorkerDeps,
+  type JobWorkerHandle,
+  type JobWorkerOptions,
+} from '@lectern/jobs';
+import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
+import { buildManifest } from './manifest.js';
+import { fetchFont } from './fonts.js';
+
+export const SCORM_EXPORT_KIND = 'scorm.export' as const;
+/** Durable consumer name (`<prefix>_scorm-export`): every scorm-worker process shares the export queue. */
+export const SCORM_EXPORT_APP = 'scorm-export';
+
+/**
+ * What the export reads: the SCORM settings, and the webhook flag that also decides whether custom fonts may be
+ * fetched from private networks (one outbound-request policy, as for certificate logos).
+ */
+export const SCORM_WORKER_ENV = [
+  ScormEnv,
+  WebhookEnv.pick({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true }),
+] as const;
+export type ScormWorkerConfig = EnvOf<typeof SCORM_WORKER_ENV>;
+
+export interface ScormExportSettings {
+  /** The built player bundle (PLAYER_ASSETS_DIR; `defaultPlayerAssetsDir()` when unset). */
+  assetsDir?: string;
+  allowPrivate: boolean;
+  fontMaxBytes: number;
+  fontTimeoutMs: number;
+  /** Where the zip is written before it is uploaded (os.tmpdir() by default). */
+  tmpDir?: string;
+}
+
+export interface ScormExportDeps extends ScormExportSettings {
+  storage: Pick<Storage, 'putFile'>;
+}
+
+export function scormExportSettings(cfg: ScormWorkerConfig): ScormExportSettings {
+  return {
+    assetsDir: cfg.PLAYER_ASSETS_DIR,
+    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    fontMaxBytes: cfg.SCORM_FONT_MAX_BYTES,
+    fontTimeoutMs: cfg.SCORM_FONT_TIMEOUT_MS,
+  };
+}
+
+/**
+ * The `scorm` variant of the player's config (docs/scorm.md "Package layout"). The player's own `PlayerConfig`
+ * gains it with the browser runtime; until then it is declared here with the shape both sides agreed on.
+ */
+export interface ScormPlayerConfig {
+  mode: 'scorm';
+  scorm: '1.2' | '2004';
+  course: PlayerCourse;
+  lang: string | null;
+  track: { apiBase: string; token: string } | null;
+}
+
+/** `lectern/course.json`: the course as stored, every translation and the theme, for the importer. */
+export interface CourseEntry {
+  schema: typeof GENERATOR_SCHEMA;
+  version: 1;
+  course: ReturnType<typeof courseDto>;
+  translations: Pick<
+    CourseTranslation,
+    'id' | 'locale' | 'content' | 'sourceHash' | 'sourceFingerprints' | 'createdAt' | 'updatedAt'
+  >[];
+  theme: ReturnType<typeof themeDto> | null;
+}
+
+interface CustomFontRef {
+  family: string;
+  url: string;
+  weight?: number;
+  style?: string;
+}
+
+const canonical = (tag: string): string | null => {
+  try {
+    return Intl.getCanonicalLocales(tag)[0] ?? null;
+  } catch {
+    return null;
+  }
+};
+
+/** `<slug>-scorm2004.zip`: the title in lower-case ASCII words, or the course id when nothing is left. */
+export function packageFileName(title: string, courseId: string, version: ScormExportJobInput['version']) {
+  const slug = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return `${slug || courseId.replace(/[^A-Za-z0-9_-]/g, '')}-${version}.zip`;
+}
+
+async function loadCourse(em: EntityManager, workspaceId: string, courseId: string) {
+  const course = await em.findOne(CourseSchema, { id: courseId, workspaceId });
+  if (!course) throw notFound('Course');
+  const translations = await em.find(
+    CourseTranslationSchema,
+    { courseId, workspaceId },
+    { orderBy: { locale: 'asc' } },
+  );
+  const theme = course.themeId ? await em.findOne(ThemeSchema, { id: course.themeId, workspaceId }) : null;
+  return { course, translations, theme };
+}
+
+/** The translation to export for `lang` (null: the source), or 404 when the course has no such locale. */
+function pickTranslation(course: Course, translations: CourseTranslation[], lang: string | null) {
+  if (lang === null) return null;
+  const want = canonical(lang);
+  if (want === course.locale) return null;
+  const t = want ? translations.find((x) => x.locale === want) : undefined;
+  if (!t) {
+    const have = [course.locale, ...translations.map((x) => x.locale)].join(', ');
+    throw new AppError('not_found', `The course has no locale "${lang}" (it has: ${have})`);
+  }
+  return t;
+}
+
+function courseEntry(course: Course, translations: CourseTranslation[], theme: Theme | null): CourseEntry {
+  return {
+    schema: GENERATOR_SCHEMA,
+    version: 1,
+    course: courseDto(course),
+    translations: translations.map((t) => ({
+      id: t.id,
+      locale: t.locale,
+      content: t.content,
+      sourceHash: t.sourceHash,
+      sourceFingerprints: t.sourceFingerprints,
+      createdAt: t.createdAt,
+      updatedAt: t.updatedAt,
+    })),
+    theme: theme ? themeDto(theme) : null,
+  };
+}
+
+/**
+ * Fetches every distinct custom font (course and theme) into `fonts/`; the config then points at the packaged
+ * copy. A font that cannot be had keeps its remote URL (the package then needs the network for it) and the
+ * reason is returned as a warning.
+ */
+async function packFonts(fonts: CustomFontRef[], deps: ScormExportSettings) {
+  const urls = [...new Set(fonts.map((f) => f.url))];
+  const files = new Map<string, { name: string; bytes: Buffer }>();
+  const warnings: string[] = [];
+  await Promise.all(
+    urls.map(async (url) => {
+      const got = await fetchFont(url, {
+        allowPrivate: deps.allowPrivate,
+        maxBytes: deps.fontMaxBytes,
+        timeoutMs: deps.fontTimeoutMs,
+      });
+      if (!got.ok) {
+        warnings.push(`font ${url} left as a remote URL: ${got.reason}`);
+        return;
+      }
+      const hash = createHash('sha256').update(got.bytes).digest('hex').slice(0, 16);
+      files.set(url, { name: `fonts/${hash}.${got.ext}`, bytes: got.bytes });
+    }),
+  );
+  const local = (list: CustomFontRef[]) =>
+    list.map((f) => {
+      const file = files.get(f.url);
+      return file ? { ...f, url: file.name } : f;
+    });
+  return { files: [...new Map([...files.values()].map((f) => [f.name, f])).values()], local, warnings };
+}
+
+/** Writes the zip to `file` as it is produced (archiver streams each entry; nothing holds the whole package). */
+async function writeZip(
+  file: string,
+  entries: { name: string; body?: string | Buffer; path?: string }[],
+): Promise<void> {
+  // Loaded on the first export: every process that builds the job registry (the API's `lectern start`, the CLI)
+  // would otherwise pay for archiver's module tree at start.
+  const { default: archiver } = await import('archiver');
+  const out = createWriteStream(file);
+  const archive = archiver('zip', { zlib: { level: 6 } });
+  const closed = new Promise<void>((resolve, reject) => {
+    out.on('close', resolve);
+    out.on('error', reject);
+    archive.on('error', reject);
+    archive.on('warning', reject);
+  });
+  archive.pipe(out);
+  for (const e of entries) {
+    if (e.path !== undefined) archive.file(e.path, { name: e.name });
+    else archive.append(e.body ?? '', { name: e.name });
+  }
+  await archive.finalize();
+  await closed;
+}
+
+/**
+ * The `scorm.export` handler: builds the package for the course (in the job's workspace) and uploads it under
+ * `jobs/<jobId>/<fileName>`, so a redelivered job overwrites the same object. Reads only; the job row's result
+ * is the one write.
+ */
+export function scormExportHandler(deps: ScormExportDeps) {
+  return async (
+    job: ClaimedJob<typeof SCORM_EXPORT_KIND>,
+    ctx: JobContext,
+  ): Promise<ScormExportJobResult> => {
+    const { courseId, version, lang, track } = job.input;
+    const { course, translations, theme } = await loadCourse(ctx.em, job.workspaceId, courseId);
+    const translation = pickTranslation(course, translations, lang);
+    const material = materialOf(course, translation);
+    const assets = playerAssets(deps.assetsDir);
+
+    const courseFonts = (course.customFonts ?? []) as CustomFontRef[];
+    const themeFonts = (theme?.customFonts ?? []) as CustomFontRef[];
+    const fonts = await packFonts([...courseFonts, ...themeFonts], deps);
+    for (const w of fonts.warnings) ctx.log.warn({ courseId }, w);
+
+    const playerCourse = {
+      id: course.id,
+      title: material.title,
+      direction: course.direction,
+      locale: material.locale,
+      quizFeedback: course.quizFeedback,
+      navigation: course.navigation,
+      passingScore: course.passingScore === null ? null : Number(course.passingScore),
+      contentHash: material.contentHash,
+      theme: theme ? { tokens: theme.tokens, customFonts: fonts.local(themeFonts) } : null,
+      customFonts: fonts.local(courseFonts),
+      // Instructor notes are for authors and facilitators: the learner's copy leaves them out (course.json keeps them).
+      screens: (material.screens as { blocks?: { type?: unknown }[] }[]).map((s) => ({
+        ...s,
+        blocks: Array.isArray(s.blocks) ? s.blocks.filter((b) => b?.type !== 'instructor_note') : [],
+      })),
+    } as unknown as PlayerCourse;
+    const config: ScormPlayerConfig = {
+      mode: 'scorm',
+      scorm: version === 'scorm12' ? '1.2' : '2004',
+      course: playerCourse,
+      lang: lang === null ? null : material.locale,
+      track,
+    };
+    const html = playerPageHtml({
+      // The scorm variant is not in PlayerConfig yet (see ScormPlayerConfig); the page only serialises it.
+      config: config as unknown as PlayerConfig,
+      assets,
+      assetBase: '.',
+      title: material.title,
+      lang: material.locale,
+      dir: course.direction,
+    });
+    const entry = JSON.stringify(courseEntry(course, translations, theme));
+
+    const entries: { name: string; body?: string | Buffer; path?: string }[] = [
+      { name: 'index.html', body: html },
+      { name: assets.js.file, path: assets.js.path },
+      { name: assets.css.file, path: assets.css.path },
+      { name: COURSE_ENTRY, body: entry },
+      ...fonts.files.map((f) => ({ name: f.name, body: f.bytes })),
+    ];
+    const manifest = buildManifest({
+      version,
+      courseId: course.id,
+      title: material.title,
+      lang: material.locale,
+      files: entries.map((e) => e.name),
+    });
+    const fileName = packageFileName(material.title, course.id, version);
+    const tmp = path.join(
+      deps.tmpDir ?? os.tmpdir(),
+      `lectern-scorm-${job.id}-${randomBytes(4).toString('hex')}.zip`,
+    );
+    try {
+      await writeZip(tmp, [{ name: 'imsmanifest.xml', body: manifest }, ...entries]);
+      const key = `jobs/${job.id}/${fileName}`;
+      const bytes = await deps.storage.putFile(key, tmp, 'application/zip');
+      return { key, bytes, fileName, warnings: fonts.warnings };
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  };
+}
+
+/** The `scorm.export` entry of the job registry: one durable consumer on `<prefix>.jobs.scorm.export`. */
+export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof SCORM_EXPORT_KIND> {
+  return {
+    kind: SCORM_EXPORT_KIND,
+    app: SCORM_EXPORT_APP,
+    handler: scormExportHandler(deps),
+    // Zipping is CPU on one thread, the rest is I/O: a few in flight overlap the store and the fonts.
+    concurrency: 4,
+    // An export takes well under a second; font fetches are capped at SCORM_FONT_TIMEOUT_MS (≤ 30 s).
+    ackWaitMs: 60_000,
+    maxDeliver: 5,
+  };
+}
+
+/** The export worker alone, with its own settings (tests; apps/scorm-worker runs the registry's entries). */
+export function startScormExportWorker(
+  deps: JobWorkerDeps & { storage: Pick<Storage, 'get' | 'putFile'> },
+  settings: ScormExportSettings & { concurrency?: number },
+): Promise<JobWorkerHandle> {
+  const { concurrency, ...rest } = settings;
+  const job = scormExportJob({ ...rest, storage: deps.storage });
+  return runJobWorker(deps, { ...job, concurrency: concurrency ?? job.concurrency });
+}

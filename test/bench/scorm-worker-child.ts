@@ -1,0 +1,50 @@
+/**
+ * The scorm worker in a process of its own, for scorm-export.bench.ts (spawned with `node --import tsx`;
+ * configuration as JSON in BENCH_WORKER_CONFIG). Runs what apps/scorm-worker runs (every `scorm.*` kind of the
+ * job registry) and tells the parent `{ ready, rssMiB }` over IPC; on `stop` it answers `{ peakRssMiB, rssMiB }`
+ * (its own peak resident set, the number the bench reports) and exits.
+ */
+import { BaseEnv, BusEnv, DbEnv, MetricsEnv, StorageEnv, parseEnv } from '@lectern/config';
+import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
+import { SCORM_WORKER_ENV } from '@lectern/scorm';
+import { scormJobWorkers } from '@lectern/job-registry';
+
+const raw = process.env.BENCH_WORKER_CONFIG;
+if (!raw || !process.send) {
+  process.stderr.write(
+    'scorm-worker-child: run by scorm-export.bench.ts (needs BENCH_WORKER_CONFIG and IPC)\n',
+  );
+  process.exit(2);
+}
+const env = Object.fromEntries(
+  Object.entries(JSON.parse(raw) as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => [k, String(v)]),
+);
+const mib = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ...SCORM_WORKER_ENV], env);
+const rt = await createRuntime(cfg, { name: 'bench-scorm-worker-child', provision: false });
+const storage = await openStorage(cfg, { provision: false });
+const workers = await Promise.all(scormJobWorkers(env, { storage }).map((w) => w.start({ ...rt, storage })));
+
+let stopping: Promise<void> | undefined;
+const stop = () =>
+  (stopping ??= (async () => {
+    try {
+      // maxRSS is in kilobytes.
+      process.send?.({
+        peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
+        rssMiB: mib(process.memoryUsage().rss),
+      });
+      await Promise.all(workers.map((w) => w.stop()));
+      await closeRuntime({ ...rt, storage });
+    } finally {
+      process.exit(0);
+    }
+  })());
+process.on('message', (m) => {
+  if (m === 'stop') void stop();
+});
+process.on('SIGTERM', () => void stop());
+process.on('disconnect', () => void stop());
+process.send({ ready: true, rssMiB: mib(process.memoryUsage().rss) });

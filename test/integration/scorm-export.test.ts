@@ -1,0 +1,458 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { closeRuntime } from '@lectern/runtime';
+import { boundQuery } from '@lectern/db';
+import type { JobWorkerHandle } from '@lectern/jobs';
+import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
+import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
+import { parseEncryptionKey } from '@lectern/webhooks';
+import type { PlayerAssets } from '@lectern/player';
+import {
+  makeWorkspace,
+  startTestApp,
+  testConfig,
+  testRuntime,
+  type TestApp,
+  type TestRuntime,
+  type TestWorkspace,
+} from '../support/context.js';
+import {
+  api,
+  expectIssue,
+  expectNotFound,
+  expectPlanRequired,
+  type CourseDto,
+} from '../support/authoring.js';
+import { quizScreens } from '../support/player.js';
+import { buildPlayerOnce } from '../support/player-browser.js';
+import { configOf, getZip, validateManifest, type Zip } from '../support/scorm.js';
+
+/** A WOFF2 file as far as the magic bytes go: what the export checks before packing a font. */
+const FONT_BYTES = Buffer.concat([Buffer.from('wOF2'), randomBytes(200)]);
+const ODD_TITLE = `Fire & "safety" <basics> for O'Brien — אבטחה`;
+
+interface Course extends CourseDto {
+  id: string;
+}
+
+describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → object store → zip)', function () {
+  this.timeout(60_000);
+  const runTokenKey = randomBytes(32).toString('hex');
+  let app: TestApp;
+  let workerRt: TestRuntime;
+  let worker: JobWorkerHandle;
+  let assets: PlayerAssets;
+  let fonts: http.Server;
+  let fontBase: string;
+  let ws: TestWorkspace;
+  let course: Course;
+
+  const exportOf = (q = '', key = ws.key, id = course.id): Promise<Zip> =>
+    getZip(app.base, key, `/courses/${id}/scorm${q}`);
+
+  before(async () => {
+    assets = await buildPlayerOnce();
+    fonts = http.createServer((req, res) => {
+      if (req.url === '/brand.woff2') {
+        res.writeHead(200, { 'content-type': 'font/woff2' });
+        res.end(FONT_BYTES);
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+    await new Promise<void>((r) => fonts.listen(0, '127.0.0.1', r));
+    fontBase = `http://127.0.0.1:${(fonts.address() as AddressInfo).port}`;
+    app = await startTestApp({
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RUN_TOKEN_KEY: runTokenKey,
+      PLAYER_ASSETS_DIR: assets.dir,
+    });
+    workerRt = await testRuntime('scorm-worker');
+    worker = await startScormExportWorker(workerRt, {
+      assetsDir: assets.dir,
+      allowPrivate: true,
+      fontMaxBytes: 100_000,
+      fontTimeoutMs: 5_000,
+    });
+    ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM export');
+    const req = api(app.base, ws.key);
+    const theme = await req<{ id: string }>('POST', '/themes', {
+      name: 'Brand',
+      tokens: { concept: 'calm', displayFont: 'Brand Sans' },
+      customFonts: [{ family: 'Brand Sans', url: `${fontBase}/brand.woff2`, weight: 700 }],
+    });
+    expect(theme.status, theme.text).to.equal(201);
+    const created = await req<Course>('POST', '/courses', {
+      title: ODD_TITLE,
+      screens: quizScreens(),
+      themeId: theme.body.data.id,
+      passingScore: 70,
+      customFonts: [
+        { family: 'Brand Sans', url: `${fontBase}/brand.woff2` },
+        { family: 'Gone', url: `${fontBase}/missing.woff2` },
+      ],
+    });
+    expect(created.status, created.text).to.equal(201);
+    course = created.body.data;
+    const fr = await req<{ id: string }>('POST', `/courses/${course.id}/translations`, { locale: 'fr' });
+    expect(fr.status, fr.text).to.equal(201);
+    const patched = await req('PATCH', `/courses/${course.id}/translations/${fr.body.data.id}`, {
+      content: { title: 'Sécurité incendie', 's:s1.title': 'Bienvenue', 's:s1.b:intro.text': 'Bonjour' },
+    });
+    expect(patched.status, patched.text).to.equal(200);
+  });
+  after(async () => {
+    await worker?.stop();
+    if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+    await app?.close();
+    await new Promise((r) => fonts?.close(r));
+  });
+
+  const expectPackage = async (
+    zip: Zip,
+    version: 'scorm12' | 'scorm2004',
+    slug = 'fire-safety-basics-for-o-brien',
+  ) => {
+    expect(zip.status, zip.error ? JSON.stringify(zip.error) : '').to.equal(200);
+    expect(zip.headers.get('content-type')).to.equal('application/zip');
+    expect(Number(zip.headers.get('content-length'))).to.equal(zip.bytes.length);
+    expect(zip.headers.get('content-disposition')).to.equal(`attachment; filename="${slug}-${version}.zip"`);
+    const manifest = zip.entries.get('imsmanifest.xml')!.toString('utf8');
+    await validateManifest(manifest, version);
+    return manifest;
+  };
+
+  describe('200: the package', () => {
+    it('SCORM 2004: manifest valid against the XSDs, the player boot page, the bundle, the course, the fonts', async () => {
+      const zip = await exportOf('?version=scorm2004');
+      const manifest = await expectPackage(zip, 'scorm2004');
+      const fontFile = [...zip.entries.keys()].find((n) => n.startsWith('fonts/'))!;
+      expect([...zip.entries.keys()].sort()).to.deep.equal(
+        [
+          'imsmanifest.xml',
+          'index.html',
+          assets.js.file,
+          assets.css.file,
+          COURSE_ENTRY,
+          fontFile, // one file for the one reachable URL, used by the course and the theme
+        ].sort(),
+      );
+      expect(fontFile).to.match(/^fonts\/[0-9a-f]{16}\.woff2$/);
+      expect(zip.entries.get(fontFile)!.equals(FONT_BYTES)).to.equal(true);
+
+      expect(manifest).to.include('<schemaversion>2004 4th Edition</schemaversion>');
+      expect(manifest).to.include('adlcp:scormType="sco" href="index.html"');
+      expect(manifest).to.include(`<lom:metadataSchema>${GENERATOR_SCHEMA}</lom:metadataSchema>`);
+      expect(manifest).to.include('<lom:string language="en">');
+      expect(manifest).to.include(
+        '<title>Fire &amp; &quot;safety&quot; &lt;basics&gt; for O&apos;Brien — אבטחה</title>',
+      );
+      for (const f of zip.entries.keys())
+        if (f !== 'imsmanifest.xml') expect(manifest).to.include(`<file href="${f}"/>`);
+
+      const html = zip.entries.get('index.html')!.toString('utf8');
+      expect(html).to.include(`<link rel="stylesheet" href="./${assets.css.file}">`);
+      expect(html).to.include(`<script defer src="./${assets.js.file}"></script>`);
+      expect(html).to.include('<html lang="en" dir="ltr">');
+      const config = configOf(html) as {
+        mode: string;
+        scorm: string;
+        lang: string | null;
+        track: unknown;
+        course: Record<string, unknown> & {
+          screens: { id: string; blocks: Record<string, unknown>[] }[];
+          theme: { tokens: unknown; customFonts: { url: string }[] };
+          customFonts: { family: string; url: string }[];
+        };
+      };
+      expect(config.mode).to.equal('scorm');
+      expect(config.scorm).to.equal('2004');
+      expect(config.lang).to.equal(null);
+      expect(config.track).to.equal(null);
+      expect(config.course).to.deep.include({
+        id: course.id,
+        title: ODD_TITLE,
+        direction: 'ltr',
+        locale: 'en',
+        quizFeedback: course.quizFeedback,
+        navigation: course.navigation,
+        passingScore: 70,
+        contentHash: course.contentHash,
+      });
+      // Answer keys travel (grading happens in the browser); instructor notes do not.
+      const stored = quizScreens();
+      expect(config.course.screens[0].blocks[1]).to.deep.equal(stored[0].blocks[1]);
+      expect(config.course.screens[1].blocks.map((b) => b.id)).to.deep.equal(['q2', 'p1']);
+      expect(config.course.theme.tokens).to.deep.equal({ concept: 'calm', displayFont: 'Brand Sans' });
+      expect(config.course.theme.customFonts).to.deep.equal([
+        { family: 'Brand Sans', url: fontFile, weight: 700 },
+      ]);
+      // The unreachable font keeps its URL (the package then needs the network for that face only).
+      expect(config.course.customFonts).to.deep.equal([
+        { family: 'Brand Sans', url: fontFile },
+        { family: 'Gone', url: `${fontBase}/missing.woff2` },
+      ]);
+    });
+
+    it('lectern/course.json is the course as stored: every field, the translation, the theme', async () => {
+      const zip = await exportOf();
+      expect(zip.status).to.equal(200);
+      const entry = JSON.parse(zip.entries.get(COURSE_ENTRY)!.toString('utf8')) as CourseEntry;
+      const stored = await api(app.base, ws.key)<Course>('GET', `/courses/${course.id}`);
+      expect(entry.schema).to.equal(GENERATOR_SCHEMA);
+      expect(entry.version).to.equal(1);
+      expect(entry.course).to.deep.equal(stored.body.data);
+      expect(entry.course.screens).to.deep.equal(quizScreens());
+      const translations = await api(app.base, ws.key)<
+        { id: string; locale: string; content: unknown; sourceHash: string }[]
+      >('GET', `/courses/${course.id}/translations`);
+      expect(entry.translations.map((t) => [t.id, t.locale, t.content, t.sourceHash])).to.deep.equal(
+        translations.body.data.map((t) => [t.id, t.locale, t.content, t.sourceHash]),
+      );
+      expect(Object.keys(entry.translations[0].sourceFingerprints).sort()).to.deep.equal(
+        ['s:s1.b:intro.text', 's:s1.title', 'title'].sort(),
+      );
+      expect(entry.theme?.customFonts).to.have.length(1);
+      expect(entry.theme?.tokens).to.deep.equal({ concept: 'calm', displayFont: 'Brand Sans' });
+    });
+
+    it('the bundle files are byte for byte what the embed serves', async () => {
+      const zip = await exportOf();
+      for (const file of [assets.js, assets.css]) {
+        const served = Buffer.from(
+          await (await fetch(`${app.url}/player/assets/${file.file}`)).arrayBuffer(),
+        );
+        expect(zip.entries.get(file.file)!.equals(served), file.file).to.equal(true);
+        expect(zip.entries.get(file.file)!.equals(await readFile(file.path)), file.file).to.equal(true);
+      }
+    });
+
+    it('SCORM 1.2 is the default only when asked for: scormtype, schemaversion 1.2, IMS MD marker', async () => {
+      const zip = await exportOf('?version=scorm12');
+      const manifest = await expectPackage(zip, 'scorm12');
+      expect(manifest).to.include('<schemaversion>1.2</schemaversion>');
+      expect(manifest).to.include('adlcp:scormtype="sco" href="index.html"');
+      expect(manifest).to.include(`<imsmd:metadatascheme>${GENERATOR_SCHEMA}</imsmd:metadatascheme>`);
+      expect(manifest).to.include('<imsmd:langstring xml:lang="en">');
+      expect(configOf(zip.entries.get('index.html')!.toString('utf8')).scorm).to.equal('1.2');
+      // No version: SCORM 2004.
+      const plain = await exportOf();
+      expect(plain.headers.get('content-disposition')).to.include('-scorm2004.zip"');
+    });
+
+    it('lang exports the translation: manifest language, page, config; course.json stays whole', async () => {
+      for (const version of ['scorm2004', 'scorm12'] as const) {
+        const zip = await exportOf(`?version=${version}&lang=FR`);
+        // The file name follows the exported title.
+        const manifest = await expectPackage(zip, version, 'securite-incendie');
+        expect(manifest).to.include('<title>Sécurité incendie</title>');
+        expect(manifest).to.include(
+          version === 'scorm12' ? '<imsmd:langstring xml:lang="fr">' : '<lom:string language="fr">',
+        );
+        const html = zip.entries.get('index.html')!.toString('utf8');
+        expect(html).to.include('<html lang="fr" dir="ltr">');
+        const config = configOf(html) as {
+          lang: string;
+          course: {
+            title: string;
+            locale: string;
+            screens: { title: string; blocks: { text?: string }[] }[];
+          };
+        };
+        expect(config.lang).to.equal('fr');
+        expect(config.course.locale).to.equal('fr');
+        expect(config.course.title).to.equal('Sécurité incendie');
+        expect(config.course.screens[0].title).to.equal('Bienvenue');
+        expect(config.course.screens[0].blocks[0].text).to.equal('Bonjour');
+        expect(config.course.screens[1].title).to.equal('Middle'); // untranslated: the source text
+        const entry = JSON.parse(zip.entries.get(COURSE_ENTRY)!.toString('utf8')) as CourseEntry;
+        expect(entry.course.title).to.equal(ODD_TITLE);
+      }
+      // The source locale by name is the source.
+      const en = await exportOf('?lang=en');
+      expect(configOf(en.entries.get('index.html')!.toString('utf8')).lang).to.equal('en');
+    });
+
+    it('track=1 bakes in the Player API base and a course-bound token that verifies', async () => {
+      const zip = await exportOf('?version=scorm12&track=1');
+      await expectPackage(zip, 'scorm12');
+      const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+        track: { apiBase: string; token: string };
+      };
+      expect(config.track.apiBase).to.equal('http://lectern.test/player/v1');
+      const { runTokenKey: key } = derivePlayerKeys(parseEncryptionKey(runTokenKey, 'RUN_TOKEN_KEY'), {
+        derived: false,
+      });
+      expect(await trackingTokens(() => key).verify(config.track.token)).to.deep.equal({
+        courseId: course.id,
+        workspaceId: ws.id,
+      });
+      const off = await exportOf('?track=0');
+      expect(configOf(off.entries.get('index.html')!.toString('utf8')).track).to.equal(null);
+    });
+
+    it('a draft exports (authors try a course in their LMS before publishing); a published one too', async () => {
+      const req = api(app.base, ws.key);
+      const draft = await req<Course>('POST', '/courses', {
+        title: 'Draft',
+        screens: [{ id: 'a', title: 'A', blocks: [{ id: 'a1', type: 'text', text: 'x' }] }],
+      });
+      expect(draft.body.data.status).to.equal('draft');
+      const zip = await exportOf('?version=scorm2004', ws.key, draft.body.data.id);
+      await validateManifest(zip.entries.get('imsmanifest.xml')!.toString('utf8'), 'scorm2004');
+      expect(zip.headers.get('content-disposition')).to.equal('attachment; filename="draft-scorm2004.zip"');
+      // No theme, no fonts: the config says so.
+      const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+        course: { theme: unknown; customFonts: unknown[] };
+      };
+      expect(config.course.theme).to.equal(null);
+      expect(config.course.customFonts).to.deep.equal([]);
+      expect([...zip.entries.keys()].some((n) => n.startsWith('fonts/'))).to.equal(false);
+
+      const pub = await req('PATCH', `/courses/${draft.body.data.id}`, { status: 'published' });
+      expect(pub.status, pub.text).to.equal(200);
+      expect((await exportOf('?version=scorm12', ws.key, draft.body.data.id)).status).to.equal(200);
+    });
+
+    it('an RTL course: dir="rtl" on the page, Hebrew title escaped nowhere it need not be', async () => {
+      const req = api(app.base, ws.key);
+      const rtl = await req<Course>('POST', '/courses', {
+        title: 'בטיחות באש',
+        locale: 'he',
+        direction: 'rtl',
+        screens: [{ id: 'a', title: 'פתיחה', blocks: [{ id: 'a1', type: 'text', text: 'שלום' }] }],
+      });
+      expect(rtl.status, rtl.text).to.equal(201);
+      for (const version of ['scorm12', 'scorm2004'] as const) {
+        const zip = await exportOf(`?version=${version}`, ws.key, rtl.body.data.id);
+        const manifest = zip.entries.get('imsmanifest.xml')!.toString('utf8');
+        await validateManifest(manifest, version);
+        expect(manifest).to.include('<title>בטיחות באש</title>');
+        expect(zip.entries.get('index.html')!.toString('utf8')).to.include('<html lang="he" dir="rtl">');
+        // Nothing ASCII is left of the title: the file is named after the course id.
+        expect(zip.headers.get('content-disposition')).to.equal(
+          `attachment; filename="${rtl.body.data.id}-${version}.zip"`,
+        );
+      }
+    });
+  });
+
+  describe('refusals: nothing is exported', () => {
+    const exportJobs = async () =>
+      Number(
+        (
+          await boundQuery<{ n: string }>(
+            app.rt.orm.em.fork(),
+            "select count(*) as n from jobs where kind = 'scorm.export'",
+          )
+        )[0].n,
+      );
+    let jobsBefore = 0;
+    before(async () => {
+      jobsBefore = await exportJobs();
+    });
+
+    it('400 on a bad version, lang or track, with issues', async () => {
+      expectIssue(await asApi(await exportOf('?version=scorm3')), ['query', 'version']);
+      expectIssue(await asApi(await exportOf('?lang=not%20a%20tag!')), ['query', 'lang']);
+      expectIssue(await asApi(await exportOf('?lang=')), ['query', 'lang']);
+      expectIssue(await asApi(await exportOf('?track=yes')), ['query', 'track']);
+      expectIssue(await asApi(await exportOf('?version=scorm12&version=scorm2004')), ['query', 'version']);
+      expect(await exportJobs()).to.equal(jobsBefore);
+    });
+
+    it('404 when the course has no such locale (named or same language), or no such course', async () => {
+      for (const q of ['?lang=de', '?lang=fr-CA', '?lang=pt-BR&version=scorm12']) {
+        const res = await asApi(await exportOf(q));
+        expectNotFound(res);
+        expect(res.body.message).to.include('en, fr');
+      }
+      expectNotFound(await asApi(await exportOf('', ws.key, 'crs_nope')));
+    });
+
+    it("404 for another workspace's course, even with track=1 (no token is minted for it)", async () => {
+      const other = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Other');
+      expectNotFound(await asApi(await exportOf('?track=1', other.key)));
+      expectNotFound(await asApi(await exportOf('?version=scorm12', other.key)));
+      // Refused before any job: the only export jobs of this block are the three locale 404s (failed jobs).
+      expect(await exportJobs()).to.equal(jobsBefore + 3);
+    });
+
+    it('403 plan_required below Scale (Sandbox, Build), before the query is looked at', async () => {
+      for (const plan of ['sandbox', 'build'] as const) {
+        const low = await makeWorkspace(app.rt.orm.em.fork(), plan, plan);
+        const c = await api(app.base, low.key)<Course>('POST', '/courses', {
+          title: 'Small',
+          screens: [{ id: 'a', title: 'A', blocks: [{ id: 'a1', type: 'text', text: 'x' }] }],
+        });
+        expect(c.status, c.text).to.equal(201);
+        expectPlanRequired(await asApi(await exportOf('', low.key, c.body.data.id)), 'Scale');
+        expectPlanRequired(await asApi(await exportOf('?version=bogus', low.key, c.body.data.id)), 'Scale');
+      }
+      expect(await exportJobs()).to.equal(jobsBefore + 3);
+    });
+
+    it('504 with the job id when no scorm worker answers in time (stops the worker: keep it last but one)', async () => {
+      await worker.stop();
+      worker = undefined as unknown as JobWorkerHandle;
+      const hasty = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000', SCORM_EXPORT_TIMEOUT_MS: '300' });
+      try {
+        const zip = await getZip(hasty.base, ws.key, `/courses/${course.id}/scorm`);
+        expect(zip.status).to.equal(504);
+        expect(zip.error?.error).to.equal('timeout');
+        expect(zip.error?.jobId).to.match(/^job_/);
+        expect(zip.error?.message).to.include('SCORM export');
+      } finally {
+        await hasty.close();
+      }
+    });
+
+    it("apps/scorm-worker as its own process serves exports (and reads no other worker's settings)", async () => {
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+      for (const [k, v] of Object.entries(testConfig())) if (v !== undefined) env[k] = String(v);
+      Object.assign(env, {
+        WORKER_HTTP_PORT: '0',
+        PLAYER_ASSETS_DIR: assets.dir,
+        // A certificate worker would refuse to start on this; the scorm worker never reads it.
+        CERTIFICATE_FONT_DIR: '/nonexistent/fonts',
+      });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'apps/scorm-worker/src/main.ts'], {
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+      try {
+        const zip = await exportOf('?version=scorm12&lang=fr');
+        expect(zip.status, `${JSON.stringify(zip.error)} ${stderr}`).to.equal(200);
+        expect(zip.headers.get('content-disposition')).to.include('securite-incendie-scorm12.zip');
+        expect(child.exitCode, stderr).to.equal(null);
+      } finally {
+        child.kill('SIGTERM');
+        if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+      }
+    });
+
+    it('401 without a key', async () => {
+      const res = await fetch(`${app.base}/courses/${course.id}/scorm`);
+      expect(res.status).to.equal(401);
+    });
+  });
+});
+
+/** A failed export as the shared assertion helpers take it. */
+async function asApi(zip: Zip) {
+  expect(zip.status).to.not.equal(200);
+  return {
+    status: zip.status,
+    headers: zip.headers,
+    text: zip.bytes.toString('utf8'),
+    body: { data: undefined as never, ...zip.error! },
+  };
+}

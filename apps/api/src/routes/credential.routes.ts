@@ -20,9 +20,12 @@ import { z } from 'zod';
 const EnvelopedCredential = z
   .object({
     '@context': z.string(),
-    id: z.string().regex(/^data:application\/vc\+jwt,[\w-]+\.[\w-]+\.[\w-]+$/).meta({
-      description: 'The credential secured as a compact JWS (EdDSA, typ vc+jwt), as a data: URL',
-    }),
+    id: z
+      .string()
+      .regex(/^data:application\/vc\+jwt,[\w-]+\.[\w-]+\.[\w-]+$/)
+      .meta({
+        description: 'The credential secured as a compact JWS (EdDSA, typ vc+jwt), as a data: URL',
+      }),
     type: z.literal('EnvelopedVerifiableCredential'),
   })
   .meta({ id: 'EnvelopedVerifiableCredential' });

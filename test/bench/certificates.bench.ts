@@ -5,7 +5,7 @@
  * in-process without the bus; then 2 worker processes against 1.
  *
  * `node --import tsx test/bench/run.ts certificates`; BENCH_CERT_RENDERS (default 200)
- * per measurement. The page is the default design with a Latin name (the common case);
+ * per measurement; BENCH_WORKER_NODE_ARGS adds node flags to the worker processes (profiling). The page is the default design with a Latin name (the common case);
  * a CJK name is measured in-process too, since its face is the expensive one.
  */
 import { spawn } from 'node:child_process';
@@ -82,7 +82,10 @@ async function drive(count: number, concurrency: number, fn: () => Promise<unkno
 
 async function spawnWorker(cfg: TestConfig): Promise<{ stop(): Promise<void> }> {
   const script = fileURLToPath(new URL('./certificate-worker-child.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  // BENCH_WORKER_NODE_ARGS: extra node flags for the worker processes, e.g.
+  // `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the render path (not allowed in NODE_OPTIONS).
+  const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify({ ...cfg, WORKER_HTTP_PORT: 0 }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -13,6 +13,7 @@ import cors from '@koa/cors';
 import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
+import { credentialRoutes } from './routes/credential.routes.js';
 import { lazyPlayerAssets, playerAssetRoutes, playerAssetUrls } from './routes/player-assets.routes.js';
 import { previewRoutes } from './routes/preview.routes.js';
 
@@ -119,6 +120,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   metricsRoutes(pub, deps);
   docsRoutes(pub, { prefix: API_PREFIX, document: openapi });
   verifyRoutes(pub, deps);
+  credentialRoutes(pub, deps);
   const assets = lazyPlayerAssets(log, cfg.PLAYER_ASSETS_DIR);
   playerAssetRoutes(pub, assets);
 

@@ -14,7 +14,7 @@ export type ApiAppConfig = ApiConfig &
   JobsConfig &
   WebhookConfig &
   PlayerConfig &
-  Pick<CertificateConfig, 'VERIFY_LOOKUPS_PER_MINUTE'>;
+  Pick<CertificateConfig, 'VERIFY_LOOKUPS_PER_MINUTE' | 'CREDENTIAL_SIGNING_KEY' | 'CREDENTIAL_RETIRED_KEYS'>;
 
 /** What the API app is built from: its settings and the connections main.ts opened. */
 export interface ApiDeps {

@@ -62,3 +62,19 @@ export {
   type RenderOptions,
   type RenderedCertificate,
 } from './render/render.js';
+export {
+  openBadgeCredential,
+  signCredential,
+  envelopedCredential,
+  issuerProfile,
+  issuerWorkspace,
+  issuerUrl,
+  verificationMethodId,
+  credentialKeys,
+  lazyCredentialKeys,
+  VC_CONTEXT,
+  OB_CONTEXT,
+  VC_JWT_MEDIA_TYPE,
+  type CredentialKeys,
+  type PublishedKey,
+} from './credential.js';

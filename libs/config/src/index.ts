@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -134,6 +135,74 @@ export const JobsEnv = z.object({
   SCORM_EXPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
 });
 
+/** PKCS8 DER of an Ed25519 private key is this prefix and the 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+
+/** 32 bytes from 64 hex characters or base64/base64url; null when the text is neither. */
+function bytes32(v: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(v)) return null;
+  const b = Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return b.length === 32 ? b : null;
+}
+
+/** An Ed25519 private key from its 32-byte seed. */
+export function ed25519FromSeed(seed: Uint8Array): KeyObject {
+  if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes');
+  return createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+}
+
+/**
+ * CREDENTIAL_SIGNING_KEY: an Ed25519 private key as PKCS8 PEM (`openssl genpkey -algorithm ed25519`) or its
+ * 32-byte seed (64 hex characters or base64, like RUN_TOKEN_KEY).
+ */
+export function parseCredentialSigningKey(value: string): KeyObject {
+  const v = value.trim();
+  if (v.startsWith('-----BEGIN')) {
+    let key: KeyObject;
+    try {
+      key = createPrivateKey({ key: v.replace(/\\n/g, '\n'), format: 'pem' });
+    } catch {
+      throw new Error('not a readable PEM private key (expected PKCS8: -----BEGIN PRIVATE KEY-----)');
+    }
+    if (key.asymmetricKeyType !== 'ed25519') {
+      throw new Error(`must be an Ed25519 key (got ${key.asymmetricKeyType ?? 'an unknown type'})`);
+    }
+    return key;
+  }
+  const seed = bytes32(v);
+  if (!seed) {
+    throw new Error(
+      'expected an Ed25519 private key: PKCS8 PEM, or its 32-byte seed as 64 hex characters or base64 ' +
+        '(generate one with: openssl rand -hex 32)',
+    );
+  }
+  return ed25519FromSeed(seed);
+}
+
+/**
+ * CREDENTIAL_RETIRED_KEYS: public keys of earlier signing keys, still published so credentials signed with them
+ * keep verifying. Comma- or space-separated; each the 32-byte Ed25519 public key in base64url (the `x` of the
+ * JWK the issuer profile publishes) or hex.
+ */
+export function parseRetiredCredentialKeys(value: string): KeyObject[] {
+  return value
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map((part, i) => {
+      const raw = bytes32(part);
+      if (!raw) throw new Error(`key ${i + 1} is not a 32-byte Ed25519 public key in base64url or hex`);
+      return createPublicKey({
+        key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') },
+        format: 'jwk',
+      });
+    });
+}
+
 /** Certificates (docs/certificates.md). */
 export const CertificateEnv = z.object({
   /** Folder holding the Noto faces in Debian's layout (fonts-noto-core, fonts-noto-cjk). */
@@ -144,6 +213,13 @@ export const CertificateEnv = z.object({
   CERTIFICATE_LOGO_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
   /** Public verification lookups per client address per rolling minute (against serial enumeration). */
   VERIFY_LOOKUPS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(30),
+  /**
+   * Signs the Open Badges credentials (Ed25519). Unset: derived from the installation secret
+   * (WEBHOOK_SECRET_KEY, HKDF), as run tokens are, so `lectern start` needs nothing more.
+   */
+  CREDENTIAL_SIGNING_KEY: checkedBy(parseCredentialSigningKey).optional(),
+  /** Public keys of earlier signing keys, still published on the issuer profiles (key rotation). */
+  CREDENTIAL_RETIRED_KEYS: checkedBy(parseRetiredCredentialKeys).optional(),
 });
 
 /** SCORM export (docs/scorm.md "Export"): the player bundle it packs and the custom-font fetch limits. */

@@ -1,4 +1,4 @@
-import type { Block, Screen } from '@lectern/contracts';
+import type { Screen } from '@lectern/contracts';
 import { learnerBlock } from '@lectern/grading';
 import { itemIds, type AnswerKeyOptions } from './grading.js';
 import { projectScreens } from './project.js';

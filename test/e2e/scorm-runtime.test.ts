@@ -65,13 +65,12 @@ type Cmi = Record<string, unknown> & {
 };
 /** scorm-again's CMI as JSON keeps interactions as an object keyed by index. */
 const interactionsOf = (cmi: Cmi): Record<string, unknown>[] => {
-  const i = cmi.interactions as
-    { childArray?: Record<string, unknown>[] } | Record<string, unknown>[] | undefined;
-  if (Array.isArray(i)) return i;
-  if (i && Array.isArray(i.childArray)) return i.childArray;
-  return Object.values(i ?? {}).filter(
-    (x): x is Record<string, unknown> => typeof x === 'object' && x !== null,
-  );
+  const i = cmi.interactions;
+  const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null;
+  if (Array.isArray(i)) return i.filter(isRecord);
+  if (!isRecord(i)) return [];
+  if (Array.isArray(i.childArray)) return i.childArray.filter(isRecord);
+  return Object.values(i).filter(isRecord);
 };
 
 describe('SCORM runtime: the package in scorm-again (Chromium)', function () {

@@ -3,3 +3,4 @@ export { API_PREFIX, buildApp, type BuiltApp } from './app.js';
 export { startApiServer, type ApiServer } from './server.js';
 export type { ApiAppConfig, ApiDeps, RouteDeps } from './deps.js';
 export { PlayerEnv, type PlayerConfig } from './player-env.js';
+export { lazyPlayerKeys, type PlayerKeys } from './player-keys.js';

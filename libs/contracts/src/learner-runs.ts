@@ -131,6 +131,28 @@ export const OpenRun = z
     anonymousId: AnonymousId.optional().meta({
       description: 'Required without `identity`: the player-kept id of an anonymous learner',
     }),
+    tracking: z
+      .object({
+        token: z.string().min(1).max(4096).meta({
+          description: 'The course-bound tracking token baked into a SCORM package exported with `track=1`',
+        }),
+        learnerId: z
+          .string()
+          .max(255)
+          .refine((s) => s.trim() !== '', { error: 'must not be empty or only whitespace' })
+          .meta({ description: 'The LMS learner id (`cmi.core.student_id` / `cmi.learner_id`)' }),
+        learnerName: z
+          .string()
+          .max(255)
+          .optional()
+          .meta({ description: 'The LMS learner name (`cmi.core.student_name` / `cmi.learner_name`)' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'A SCORM package reporting a run (track=1), instead of `identity`/`anonymousId` (both: 400). The run ' +
+          'has `source: "scorm"`, its learner the identity whose externalId is `learnerId`',
+      }),
   })
   .meta({ id: 'OpenRun' });
 export type OpenRun = z.infer<typeof OpenRun>;

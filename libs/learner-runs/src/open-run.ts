@@ -5,6 +5,7 @@ import { upsertIdentities } from '@lectern/identities';
 import type { OpenRun, OpenRunResult } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
 import type { RunTokens } from './run-token.js';
+import type { TrackingTokens } from './tracking-token.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
 import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
 import { learnerCourse, materialOf, pickLocale, type CourseRow, type ThemeRow } from './served.js';
@@ -110,6 +111,7 @@ export interface OpenRunPorts {
   em: EntityManager;
   secrets: SecretBox;
   tokens: RunTokens;
+  tracking: TrackingTokens;
   answerKeySecret: string;
 }
 
@@ -128,7 +130,24 @@ export async function openRun(
   const published = await findPublishedCourse(ports.em, input.courseId);
   const { course, workspace, theme } = published;
   let learner: VerifiedLearner | null = null;
-  if (input.identity !== undefined) {
+  let source: 'embed' | 'scorm' = 'embed';
+  if (input.tracking !== undefined) {
+    const both = (['identity', 'anonymousId'] as const).filter((k) => input[k] !== undefined);
+    if (both.length > 0)
+      throw new AppError('invalid_request', 'Send tracking alone, without identity or anonymousId', {
+        issues: both.map((k) => ({
+          code: 'unexpected',
+          path: [k],
+          message: 'not allowed together with tracking',
+        })),
+      });
+    const claims = await ports.tracking.verify(input.tracking.token);
+    // A token is bound to one course of one workspace: a package cannot report runs of another course.
+    if (claims.courseId !== course.id || claims.workspaceId !== workspace.id)
+      throw new AppError('unauthorized', 'Tracking token refused: it was issued for another course');
+    learner = { externalId: input.tracking.learnerId, name: input.tracking.learnerName };
+    source = 'scorm';
+  } else if (input.identity !== undefined) {
     learner = await verifyIdentityToken(ports.em, ports.secrets, input.identity, {
       id: course.id,
       workspaceId: workspace.id,
@@ -171,18 +190,22 @@ export async function openRun(
         identity = r.identity;
       }
       const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
+      // One row per (course, learner). A row keeps the source it was opened with: an LMS-asserted learner id
+      // never takes over a run whose learner the customer's backend signed (nor the reverse), so the update
+      // only happens for the same source and a clash answers 409.
       // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
       // the material its result was judged against.
       const [row] = await boundQuery<CompletionRow>(
         tx,
         `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
               pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)
-       values (?, ?, ?, ?, ?, 'embed', 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
+       values (?, ?, ?, ?, ?, ?, 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
        on conflict ${conflict} do update set
          last_seen_at = excluded.last_seen_at,
          last_event_at = excluded.last_event_at,
          locale = case when coalesce(c.attempt, 0) < c.pass then excluded.locale else c.locale end,
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
+       where c.source = excluded.source
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
                  (xmax = 0) as inserted`,
         [
@@ -191,6 +214,7 @@ export async function openRun(
           course.id,
           identity?.id ?? null,
           identity ? null : input.anonymousId,
+          source,
           now,
           material.contentHash,
           material.locale,
@@ -200,6 +224,11 @@ export async function openRun(
           now,
         ],
       );
+      if (!row)
+        throw new AppError(
+          'conflict',
+          `This learner already has a run of this course recorded with another source than ${source}`,
+        );
       recordEvent(tx, workspace.id, 'course.viewed', {
         course: { id: course.id, title: course.title },
         identity: eventIdentityOf(identity),

@@ -18,6 +18,9 @@ export * from './core/i18n.js';
 export * from './core/queue.js';
 export * from './core/client.js';
 export * from './core/markdown.js';
+export * from './core/scorm.js';
+export * from './core/suspend.js';
+export * from './core/track.js';
 
 export interface PlayerAssetFile {
   /** File name, content-hashed (`player-<hash>.js`): serve it with a year-long immutable cache. */

@@ -19,6 +19,7 @@ import {
   retakeRun,
   runForCertificate,
   type RunTokens,
+  type TrackingTokens,
   type SecretBox,
 } from '@lectern/learner-runs';
 import { issueCertificate, type IssueDeps } from '@lectern/certificates';
@@ -33,7 +34,7 @@ export interface PlayerDeps {
   em: () => EntityManager;
   relay: { kick(): void };
   /** Built on first use: a process without the secret-encryption key fails only when the player is used. */
-  keys: () => { secrets: SecretBox; tokens: RunTokens; answerKeySecret: string };
+  keys: () => { secrets: SecretBox; tokens: RunTokens; tracking: TrackingTokens; answerKeySecret: string };
   limits: { opensPerMinutePerAddress: number; requestsPerMinutePerRun: number };
   publicUrl: string;
   /** The player bundle's URLs for the embed page; null when the bundle is not built. */
@@ -173,7 +174,10 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       summary: 'Open or resume the run of a learner (201 new, 200 resumed)',
       description:
         'Counts one course view and emits course.viewed (and identity.created for a learner seen the first ' +
-        'time). Without `identity` the run is anonymous and keyed by `anonymousId`.',
+        'time). Without `identity` the run is anonymous and keyed by `anonymousId`. A SCORM package exported ' +
+        'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify or names ' +
+        'another course) and the LMS learner; the run has source `scorm` (409 when that learner already has an ' +
+        'embed run of the course).',
       tags,
       auth: 'public',
       body: OpenRun,
@@ -182,13 +186,15 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         200: { description: 'Resumed', schema: z.object({ data: OpenRunResult }) },
         201: { description: 'Opened', schema: z.object({ data: OpenRunResult }) },
         ...playerErrors,
+        401: err('unauthorized: the identity token or tracking token is refused; the message says why'),
+        409: err('conflict: a tracking open for a learner whose run of this course has another source'),
       },
     },
     async (ctx) => {
       await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
-      const { secrets, tokens, answerKeySecret } = deps.keys();
+      const { secrets, tokens, tracking, answerKeySecret } = deps.keys();
       const { created, result } = await openRun(
-        { em: deps.em(), secrets, tokens, answerKeySecret },
+        { em: deps.em(), secrets, tokens, tracking, answerKeySecret },
         ctx.state.body,
       );
       deps.relay.kick();

@@ -137,6 +137,11 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
           {t.preview}
         </p>
       )}
+      {state.noLms && (
+        <p class="lp-banner" role="note">
+          {t.noLms}
+        </p>
+      )}
       <div class="lp-status" role="status" aria-live="polite">
         {state.offline && <p class="lp-banner lp-offline">{t.offline}</p>}
       </div>

@@ -1,7 +1,8 @@
 /**
  * Entry of the player bundle. Reads the boot configuration the page carries in
  * `<script type="application/json" id="lectern-player-config">`, opens the run (or takes the inline course
- * in preview), applies the theme and renders into `#lectern-player` (created when the page has none).
+ * in preview, or grades it here inside a SCORM package), applies the theme and renders into `#lectern-player`
+ * (created when the page has none).
  */
 import { render } from 'preact';
 import { ANONYMOUS_ID, PlayerApiError, PlayerClient } from '../core/client.js';
@@ -9,6 +10,7 @@ import { chromeLanguage, chromeStrings } from '../core/i18n.js';
 import { resolveTheme, themeCss } from '../core/theme.js';
 import type { PlayerConfig, PlayerCourse } from '../core/types.js';
 import { App } from './app.js';
+import { bootScorm } from './scorm-boot.js';
 import { Session, postToHost } from './session.js';
 import './player.css';
 
@@ -121,6 +123,11 @@ async function boot(): Promise<void> {
     const course = config.course;
     if (!course || !Array.isArray(course.screens)) return showError(root, config.lang, 'missing course');
     return start(root, course, new Session(course, null), config.lang);
+  }
+  if (config.mode === 'scorm') {
+    if (!config.course || !Array.isArray(config.course.screens))
+      return showError(root, config.lang, 'missing course');
+    return bootScorm(config, (course, session) => start(root, course, session, config.lang));
   }
   const client = new PlayerClient(config.apiBase, (url, init) => fetch(url, init));
   const open = () =>

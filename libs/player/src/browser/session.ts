@@ -1,7 +1,8 @@
 /**
  * One learner's session in the page: where they are, what they answered, what the server said. In `run`
  * mode every move and answer goes through the event outbox to the Player API; in `preview` mode the same
- * state lives only in memory and nothing is sent.
+ * state lives only in memory and nothing is sent. In `scorm` mode answers are graded here (`LocalRun`), the
+ * LMS is told of every change, and a tracking run (track=1) may be attached to the session later.
  */
 import { PlayerClient, type OpenedRun } from '../core/client.js';
 import { EventQueue, type KeyValueStore } from '../core/queue.js';
@@ -31,7 +32,27 @@ export interface SessionState {
   preview: boolean;
   /** Bumped on every screen change made by the learner, so the view knows when to move focus. */
   moves: number;
+  /** A SCORM package found no LMS: the course plays, nothing is recorded. */
+  noLms: boolean;
 }
+
+/** Why the state changed, for a `LocalRun` listener: a new screen, an answer, a finished pass. */
+export type LocalChange = 'screen' | 'answer' | 'finish';
+
+/** Grading in the page (a SCORM package carries its answer keys): the session asks this instead of a server. */
+export interface LocalRun {
+  resume: { index: number; answers: Record<string, unknown> } | null;
+  noLms: boolean;
+  /** Feedback on a graded block's answer; null when the block is not graded. */
+  grade(blockId: string, answer: unknown): Feedback | null;
+  /** The result of the pass once the learner reaches the last screen. */
+  finish(answers: Record<string, unknown>, attempt: number): RunResult;
+  onChange(state: SessionState, why: LocalChange): void;
+  /** An event as the attached tracking run's server expects it (its learner item ids). */
+  outgoing(event: PlayerEvent, run: OpenedRun): PlayerEvent;
+}
+
+type AttachedRun = OpenedRun & { client: PlayerClient; reopen: () => Promise<OpenedRun> };
 
 const FLUSH_EVERY_MS = 4000;
 /** Learner time is counted while the page is visible, and an idle tab counts at most this much per flush. */
@@ -63,29 +84,55 @@ export class Session {
   private timer: number | undefined;
   private visibleSince: number | null = null;
   private carriedMs = 0;
+  private run: AttachedRun | null;
+  private attempt = 1;
 
   constructor(
     course: PlayerCourse,
-    private readonly run: (OpenedRun & { client: PlayerClient; reopen: () => Promise<OpenedRun> }) | null,
+    run: AttachedRun | null,
+    private readonly local: LocalRun | null = null,
   ) {
-    const answers = (run?.completion.answers ?? {}) as Record<string, unknown>;
+    this.run = run;
+    const answers = (local ? (local.resume?.answers ?? {}) : (run?.completion.answers ?? {})) as Record<
+      string,
+      unknown
+    >;
     const last = run?.completion.lastScreenId ?? null;
-    const found = last === null ? -1 : course.screens.findIndex((s) => s.id === last);
+    const found = local
+      ? (local.resume?.index ?? -1)
+      : last === null
+        ? -1
+        : course.screens.findIndex((s) => s.id === last);
     const index = Math.max(0, found);
+    const atEnd = index === course.screens.length - 1;
+    // A one-screen course is finished as soon as it shows; elsewhere the learner has to arrive at the end.
+    const endedHere = atEnd && (found !== -1 || course.screens.length === 1);
     this.state = {
       course,
       index,
       answers: { ...answers },
       submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
       feedback: {},
-      result: null,
-      finished: run?.completion.status === 'completed' && index === course.screens.length - 1,
+      result: local && endedHere ? local.finish(answers, this.attempt) : null,
+      finished: local ? endedHere : run?.completion.status === 'completed' && atEnd,
       awaitingResult: false,
       offline: false,
-      preview: run === null,
+      preview: run === null && local === null,
       moves: 0,
+      noLms: local?.noLms ?? false,
     };
     if (run !== null) this.startRun(run, found === -1);
+    local?.onChange(this.state, this.state.result ? 'finish' : 'screen');
+  }
+
+  /** Attaches a tracking run opened after the page started (track=1 in a SCORM package). */
+  attach(run: AttachedRun): void {
+    if (this.run !== null) return;
+    this.run = run;
+    this.startRun(run, run.completion.lastScreenId === null);
+    const here = this.state.course.screens[this.state.index];
+    if (here && run.completion.lastScreenId !== here.id && this.state.index > 0)
+      this.send({ type: 'screen', screenId: here.id }, true);
   }
 
   subscribe(fn: () => void): () => void {
@@ -112,13 +159,17 @@ export class Session {
     if (index < 0 || index >= this.total || (index === this.state.index && !force)) return;
     const screen = this.state.course.screens[index];
     const last = index === this.total - 1;
+    const localResult =
+      last && this.local !== null ? this.local.finish(this.state.answers, this.attempt) : null;
     this.set({
       index,
       moves: this.state.moves + 1,
       finished: this.state.finished || last,
-      awaitingResult: last && this.run !== null && this.state.result === null,
+      awaitingResult: last && this.local === null && this.run !== null && this.state.result === null,
+      ...(localResult ? { result: localResult } : {}),
     });
     this.send({ type: 'screen', screenId: screen.id }, true);
+    this.local?.onChange(this.state, localResult ? 'finish' : 'screen');
     postToHost({
       type: 'progress',
       courseId: this.state.course.id,
@@ -126,7 +177,8 @@ export class Session {
       index,
       percent: this.percent(index),
     });
-    if (last && this.run === null) this.announceCompleted(null);
+    if (localResult) this.announceCompleted(localResult);
+    else if (last && this.run === null) this.announceCompleted(null);
   }
 
   goToScreen(screenId: string): void {
@@ -140,18 +192,22 @@ export class Session {
   submit(blockId: string, answer: unknown): void {
     const feedback = { ...this.state.feedback };
     delete feedback[blockId];
+    const verdict = this.local?.grade(blockId, answer) ?? null;
+    if (verdict && this.state.course.quizFeedback === 'immediate') feedback[blockId] = verdict;
     this.set({
       answers: { ...this.state.answers, [blockId]: answer },
       submitted: { ...this.state.submitted, [blockId]: true },
       feedback,
     });
     this.send({ type: 'answer', blockId, answer }, true);
+    this.local?.onChange(this.state, 'answer');
   }
 
   /** A running answer (checklist ticks): recorded with the next flush. */
   record(blockId: string, answer: unknown): void {
     this.set({ answers: { ...this.state.answers, [blockId]: answer } });
     this.send({ type: 'answer', blockId, answer }, false);
+    this.local?.onChange(this.state, 'answer');
   }
 
   /** "Try again": the block is open for a new answer, which will replace the stored one. */
@@ -167,12 +223,16 @@ export class Session {
       try {
         await this.run.client.retake(this.run.completion.id, this.run.runToken);
       } catch (err) {
-        // Nothing was reset on the server, so nothing is reset here; the learner can press Retake again.
         console.warn('lectern player: retake failed', err);
-        this.set({ offline: true });
-        return;
+        // Nothing was reset on the server, so nothing is reset here; the learner can press Retake again.
+        // A SCORM package's record is the LMS's: a tracking run that refuses does not hold the learner back.
+        if (this.local === null) {
+          this.set({ offline: true });
+          return;
+        }
       }
     }
+    this.attempt += 1;
     this.set({ answers: {}, submitted: {}, feedback: {}, result: null, finished: false, offline: false });
     this.go(0, true);
   }
@@ -195,11 +255,12 @@ export class Session {
         run.runToken = fresh.runToken;
         return true;
       },
-      onBacklog: (waiting) => this.set({ offline: waiting }),
+      // A SCORM package's record is the LMS's: a tracking service that cannot be reached is not the learner's concern.
+      onBacklog: (waiting) => (this.local === null ? this.set({ offline: waiting }) : undefined),
     });
     if (firstVisit && this.total > 0) {
       this.queue.add({ type: 'screen', screenId: this.state.course.screens[0].id });
-      if (this.total === 1) this.set({ finished: true, awaitingResult: true });
+      if (this.total === 1 && this.local === null) this.set({ finished: true, awaitingResult: true });
     }
     this.visibleSince = document.visibilityState === 'visible' ? Date.now() : null;
     void this.queue.flush(true);
@@ -218,7 +279,7 @@ export class Session {
 
   private send(event: PlayerEvent, now: boolean): void {
     if (this.queue === null) return;
-    this.queue.add(event);
+    this.queue.add(this.local && this.run ? this.local.outgoing(event, this.run) : event);
     if (now) void this.queue.flush(true);
   }
 
@@ -237,6 +298,8 @@ export class Session {
   }
 
   private apply(response: EventsResponse): void {
+    // Graded here already: the tracking run's answers only record what the learner did.
+    if (this.local !== null) return;
     const patch: Partial<SessionState> = {};
     if (Array.isArray(response.feedback) && response.feedback.length > 0) {
       const feedback = { ...this.state.feedback };

@@ -66,9 +66,12 @@ export class PlayerClient {
     identity?: string | null;
     lang?: string | null;
     anonymousId?: string;
+    /** A SCORM package's track=1 run: the tracking token baked into it and the LMS's learner. */
+    tracking?: { token: string; learnerId: string; learnerName?: string };
   }): Promise<OpenedRun> {
-    const body: Record<string, string> = { courseId: input.courseId };
-    if (input.identity) body.identity = input.identity;
+    const body: Record<string, unknown> = { courseId: input.courseId };
+    if (input.tracking) body.tracking = input.tracking;
+    else if (input.identity) body.identity = input.identity;
     else if (input.anonymousId) body.anonymousId = input.anonymousId;
     if (input.lang) body.lang = input.lang;
     return this.call<OpenedRun>('/runs', { method: 'POST', headers: json(), body: JSON.stringify(body) });

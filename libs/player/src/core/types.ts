@@ -96,7 +96,22 @@ export type PlayerConfig =
       course: PlayerCourse;
       lang?: string | null;
       apiBase?: string;
-    };
+    }
+  | PlayerScormConfig;
+
+/**
+ * The boot configuration of a SCORM package's `index.html` (docs/scorm-runtime.md). The course comes whole,
+ * answer keys included, because an LMS has no server of ours to grade: the package grades in the browser.
+ */
+export interface PlayerScormConfig {
+  mode: 'scorm';
+  scorm: '1.2' | '2004';
+  /** The course as stored, localized to the exported locale, answer keys INCLUDED. */
+  course: PlayerCourse;
+  lang: string | null;
+  /** track=1 only: where the Player API is and the course-bound tracking token. null otherwise. */
+  track: { apiBase: string; token: string } | null;
+}
 
 /** Messages the player posts to the host page (docs/player.md). */
 export type HostMessage =

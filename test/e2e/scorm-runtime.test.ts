@@ -1,0 +1,303 @@
+/**
+ * The package's player in a real SCORM runtime: scorm-again plays the LMS in Chromium (its API object on the
+ * LMS page, the SCO in an iframe), for SCORM 1.2 and 2004. A learner answers by keyboard and clicks, leaves
+ * half-way, comes back to the same place with their answers (suspend_data, entry "resume"), and finishes;
+ * the LMS holds status, score and interactions, and saw Initialize and Terminate once per session. With
+ * track=1 the run also reaches this service (source scorm), and an unreachable service harms nothing.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { lazyPlayerKeys } from '@lectern/api';
+import type { PlayerCourse } from '@lectern/player';
+import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
+import { waitFor } from '../support/http.js';
+import { api } from '../support/authoring.js';
+import { buildPlayerOnce, launchChromium, watchErrors } from '../support/player-browser.js';
+import { scormPackageForTest, startLmsServer, type ScormVersionForTest } from '../support/scorm-package.js';
+
+const SCREENS = [
+  {
+    id: 's1',
+    title: 'Basics',
+    blocks: [
+      { id: 'h1', type: 'heading', text: 'Fire basics' },
+      {
+        id: 'q1',
+        type: 'quiz_single_choice',
+        question: 'Which extinguisher for electrical fires?',
+        options: [
+          { id: 'co2', text: 'CO2', correct: true },
+          { id: 'water', text: 'Water' },
+        ],
+      },
+    ],
+  },
+  {
+    id: 's2',
+    title: 'Checks',
+    blocks: [
+      { id: 'h2', type: 'heading', text: 'Quick checks' },
+      { id: 'q2', type: 'quiz_true_false', statement: 'Fire doors stay closed', correct: true },
+    ],
+  },
+  { id: 's3', title: 'End', blocks: [{ id: 'h3', type: 'heading', text: 'All done' }] },
+];
+
+/** The course as the export hands it to the package: stored, answer keys included. */
+const storedCourse = (id = 'crs_local'): PlayerCourse => ({
+  id,
+  title: 'Fire safety',
+  direction: 'ltr',
+  locale: 'en',
+  quizFeedback: 'deferred',
+  navigation: 'default',
+  passingScore: 50,
+  theme: null,
+  screens: SCREENS,
+});
+
+type Cmi = Record<string, unknown> & {
+  core?: Record<string, unknown> & { score?: Record<string, string> };
+  score?: Record<string, string>;
+  interactions?: unknown;
+};
+/** scorm-again's CMI as JSON keeps interactions as an object keyed by index. */
+const interactionsOf = (cmi: Cmi): Record<string, unknown>[] => {
+  const i = cmi.interactions;
+  const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null;
+  if (Array.isArray(i)) return i.filter(isRecord);
+  if (!isRecord(i)) return [];
+  if (Array.isArray(i.childArray)) return i.childArray.filter(isRecord);
+  return Object.values(i).filter(isRecord);
+};
+
+describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
+  this.timeout(180_000);
+  let browser: Browser;
+  let lms: Awaited<ReturnType<typeof startLmsServer>>;
+
+  before(async () => {
+    await buildPlayerOnce();
+    lms = await startLmsServer();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await lms?.close();
+  });
+
+  async function launch(page: Page, version: ScormVersionForTest, pkg: string, cmi: unknown): Promise<Frame> {
+    await page.evaluate(
+      `window.lms.launch(${JSON.stringify(version)}, ${JSON.stringify(pkg)}, ${JSON.stringify(cmi)})`,
+    );
+    const frame = await waitFor(async () => page.frame({ url: /\/index\.html$/ }), { what: 'the SCO frame' });
+    await frame.waitForSelector('#lectern-player[data-ready="true"]');
+    return frame;
+  }
+  const calls = (page: Page) => page.evaluate('window.lms.calls') as Promise<Record<string, number>>;
+  const cmiOf = (page: Page) => page.evaluate('window.lms.cmi()') as Promise<Cmi>;
+  /** Leaves the SCO the way an LMS closes it: the frame goes, the SCO's pagehide terminates. */
+  const unload = (page: Page) => page.evaluate('window.lms.unload()');
+
+  for (const version of ['1.2', '2004'] as const) {
+    it(`SCORM ${version}: initialize, report, resume where the learner left with their answers, finish, terminate once`, async () => {
+      const { dir } = await scormPackageForTest(storedCourse(), version, null);
+      const name = `fire-${version.replace('.', '')}`;
+      lms.addPackage(name, dir);
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      try {
+        await page.goto(`${lms.url}/lms`);
+        const learner =
+          version === '1.2'
+            ? { core: { student_id: 'u-17', student_name: 'Lovelace, Ada' } }
+            : { learner_id: 'u-17', learner_name: 'Ada Lovelace' };
+        let sco = await launch(page, version, name, learner);
+        await sco.getByRole('heading', { name: 'Fire basics' }).waitFor();
+        // Keyboard: focus the first option, arrow to the right one, Enter submits the form.
+        await sco.getByRole('radio', { name: 'Water' }).focus();
+        await page.keyboard.press('ArrowUp');
+        expect(await sco.getByRole('radio', { name: 'CO2' }).isChecked()).to.equal(true);
+        await page.keyboard.press('Enter');
+        await sco.getByRole('button', { name: 'Continue' }).click();
+        await sco.getByRole('heading', { name: 'Quick checks' }).waitFor();
+
+        let cmi = await cmiOf(page);
+        if (version === '1.2') {
+          expect(cmi.core).to.include({
+            lesson_status: 'incomplete',
+            lesson_location: 's2',
+            exit: 'suspend',
+          });
+        } else {
+          expect(cmi).to.include({ completion_status: 'incomplete', location: 's2', exit: 'suspend' });
+          const first = interactionsOf(cmi)[0];
+          expect(first).to.include({ id: 'q1', type: 'choice', learner_response: 'co2', result: 'correct' });
+        }
+        const suspend = String(cmi.suspend_data);
+        expect(suspend).to.equal('[1,1,1,0]');
+        expect(await calls(page)).to.include(version === '1.2' ? { LMSInitialize: 1 } : { Initialize: 1 });
+
+        await unload(page);
+        const first = await calls(page);
+        expect(first[version === '1.2' ? 'LMSFinish' : 'Terminate']).to.equal(1);
+        cmi = await cmiOf(page);
+        const time = version === '1.2' ? cmi.core?.session_time : cmi.session_time;
+        expect(String(time)).to.match(version === '1.2' ? /^\d{2,4}:\d\d:\d\d(\.\d{1,2})?$/ : /^PT/);
+
+        // The next launch: the LMS hands back what it kept, with entry "resume".
+        const resume =
+          version === '1.2'
+            ? {
+                core: {
+                  ...learner.core,
+                  entry: 'resume',
+                  lesson_location: 's2',
+                  lesson_status: 'incomplete',
+                },
+                suspend_data: suspend,
+              }
+            : {
+                ...learner,
+                entry: 'resume',
+                location: 's2',
+                completion_status: 'incomplete',
+                suspend_data: suspend,
+              };
+        sco = await launch(page, version, name, resume);
+        await sco.getByRole('heading', { name: 'Quick checks' }).waitFor();
+        await sco.getByRole('button', { name: 'Back' }).click();
+        await sco.getByRole('heading', { name: 'Fire basics' }).waitFor();
+        expect(await sco.getByRole('radio', { name: 'CO2' }).isChecked()).to.equal(true);
+        await sco.getByRole('button', { name: 'Continue' }).click();
+        await sco.getByRole('radio', { name: 'True' }).click();
+        await sco.getByRole('button', { name: 'Submit' }).click();
+        await sco.getByRole('button', { name: 'Continue' }).click();
+        await sco.getByRole('heading', { name: 'All done' }).waitFor();
+        await sco.getByText('Score: 100%').waitFor();
+
+        cmi = await cmiOf(page);
+        if (version === '1.2') {
+          expect(cmi.core).to.include({ lesson_status: 'passed', lesson_location: 's3', exit: '' });
+          expect(cmi.core?.score).to.include({ raw: '100', min: '0', max: '100' });
+        } else {
+          expect(cmi).to.include({
+            completion_status: 'completed',
+            success_status: 'passed',
+            exit: 'normal',
+          });
+          expect(cmi.score).to.include({ scaled: '1', raw: '100', min: '0', max: '100' });
+          const list = interactionsOf(cmi);
+          expect(list.map((i) => [i.id, i.type, i.learner_response, i.result])).to.have.deep.members([
+            ['q1', 'choice', 'co2', 'correct'],
+            ['q2', 'true-false', 'true', 'correct'],
+          ]);
+        }
+        await unload(page);
+        const second = await calls(page);
+        expect(second[version === '1.2' ? 'LMSInitialize' : 'Initialize']).to.equal(1);
+        expect(second[version === '1.2' ? 'LMSFinish' : 'Terminate']).to.equal(1);
+        expect(second[version === '1.2' ? 'LMSCommit' : 'Commit']).to.be.greaterThan(1);
+        expect(errors).to.deep.equal([]);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+
+  it('no LMS: the package still plays, with a notice and no error', async () => {
+    const { dir } = await scormPackageForTest(storedCourse(), '2004', null);
+    lms.addPackage('alone', dir);
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto(`${lms.url}/pkg/alone/index.html`);
+      await page.waitForSelector('#lectern-player[data-ready="true"]');
+      await page.getByText('No learning system was found').waitFor();
+      await page.getByRole('radio', { name: 'CO2' }).click();
+      await page.getByRole('button', { name: 'Submit' }).click();
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByRole('heading', { name: 'Quick checks' }).waitFor();
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  describe('track=1', () => {
+    let app: TestApp;
+    before(async () => {
+      app = await startTestApp({ PLAYER_ASSETS_DIR: (await buildPlayerOnce()).dir });
+    });
+    after(async () => app?.close());
+
+    it('the run reaches the service as source scorm under the LMS learner; unreachable, the LMS run still completes', async () => {
+      const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM tracking');
+      const req = api(app.base, ws.key);
+      const created = await req<{ id: string }>('POST', '/courses', {
+        title: 'Fire safety',
+        screens: SCREENS,
+        passingScore: 50,
+      });
+      expect(created.status, created.text).to.equal(201);
+      const courseId = created.body.data.id;
+      expect((await req('PATCH', `/courses/${courseId}`, { status: 'published' })).status).to.equal(200);
+      const token = await lazyPlayerKeys(app.rt.cfg)().tracking.sign({ courseId, workspaceId: ws.id });
+
+      const take = async (pkg: string, apiBase: string, learnerId: string) => {
+        const { dir } = await scormPackageForTest(storedCourse(courseId), '1.2', { apiBase, token });
+        lms.addPackage(pkg, dir);
+        const page = await browser.newPage();
+        const errors = watchErrors(page);
+        try {
+          await page.goto(`${lms.url}/lms`);
+          const sco = await launch(page, '1.2', pkg, {
+            core: { student_id: learnerId, student_name: 'Hopper, Grace' },
+          });
+          await sco.getByRole('radio', { name: 'CO2' }).click();
+          await sco.getByRole('button', { name: 'Submit' }).click();
+          await sco.getByRole('button', { name: 'Continue' }).click();
+          await sco.getByRole('radio', { name: 'False' }).click();
+          await sco.getByRole('button', { name: 'Submit' }).click();
+          await sco.getByRole('button', { name: 'Continue' }).click();
+          await sco.getByRole('heading', { name: 'All done' }).waitFor();
+          const cmi = await cmiOf(page);
+          expect(cmi.core).to.include({ lesson_status: 'passed' });
+          expect(cmi.core?.score).to.include({ raw: '50' });
+          expect(await sco.locator('.lp-offline').count()).to.equal(0);
+          await unload(page);
+          expect((await calls(page)).LMSFinish).to.equal(1);
+          // A refused or unreachable service is only logged as a warning: no error on the page (the browser's own
+          // line about the failed request is not the page's).
+          expect(errors.filter((e) => !e.startsWith('console: Failed to load resource'))).to.deep.equal([]);
+        } finally {
+          await page.close();
+        }
+      };
+
+      await take('tracked', `${app.url}/player/v1`, 'lms-grace');
+      const done = await waitFor(
+        async () => {
+          const list = await req<
+            { id: string; status: string; source: string; identityExternalId: string; score: number }[]
+          >('GET', `/completions?courseId=${courseId}`);
+          const row = list.body.data[0];
+          return row?.status === 'completed' ? row : null;
+        },
+        { what: 'the tracked completion', timeoutMs: 20_000 },
+      );
+      expect(done).to.include({ source: 'scorm', identityExternalId: 'lms-grace', score: 50 });
+
+      // A loopback port nothing listens on: the tracking open fails; the learner never notices.
+      const closed = http.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((r) => closed.close(() => r()));
+      await take('untracked', `http://127.0.0.1:${port}/player/v1`, 'lms-linus');
+      const list = await req<{ identityExternalId: string }[]>('GET', `/completions?courseId=${courseId}`);
+      expect(list.body.data.map((c) => c.identityExternalId)).to.deep.equal(['lms-grace']);
+    });
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * A SCORM package's runnable part for the runtime tests, and an LMS page that plays it in scorm-again.
+ *
+ * `scormPackageForTest` writes what the export puts at a package's root for the SCO — `index.html` (the boot
+ * page with a `scorm` config) and the two player bundle files — into a directory. It is the one place to swap
+ * for the real package builder of @lectern/scorm once that lands.
+ */
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
+import { buildPlayerOnce } from './player-browser.js';
+
+export type ScormVersionForTest = '1.2' | '2004';
+
+export async function scormPackageForTest(
+  course: PlayerCourse,
+  version: ScormVersionForTest,
+  track: { apiBase: string; token: string } | null,
+): Promise<{ dir: string }> {
+  const assets: PlayerAssets = await buildPlayerOnce();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-sco-'));
+  const html = playerPageHtml({
+    config: { mode: 'scorm', scorm: version, course, lang: course.locale ?? null, track },
+    assets,
+    assetBase: '.',
+    title: course.title,
+    lang: course.locale ?? 'en',
+    dir: course.direction,
+  });
+  writeFileSync(path.join(dir, 'index.html'), html);
+  for (const f of [assets.js, assets.css]) copyFileSync(f.path, path.join(dir, f.file));
+  return { dir };
+}
+
+const SCORM_AGAIN = path.join(process.cwd(), 'node_modules', 'scorm-again', 'dist');
+
+/**
+ * The LMS: `/lms` loads scorm-again; in the page, `lms.launch(version, pkg, cmi)` sets `window.API` or
+ * `window.API_1484_11` (loading `cmi`, a previous session's data, first), counts the SCO's calls and frames
+ * `/pkg/<pkg>/index.html`; `lms.unload()` removes the frame (the SCO's pagehide) and keeps the API to read.
+ */
+export async function startLmsServer(): Promise<{
+  url: string;
+  addPackage(name: string, dir: string): void;
+  close(): Promise<void>;
+}> {
+  const packages = new Map<string, string>();
+  const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>LMS</title>
+<script src="/scorm-again/scorm12.js"></script><script src="/scorm-again/scorm2004.js"></script></head><body>
+<script>
+window.lms = {
+  calls: {},
+  launch: function (version, pkg, cmi) {
+    var settings = { autocommit: false, lmsCommitUrl: false, logLevel: 5 };
+    var api = version === '1.2' ? new Scorm12API(settings) : new Scorm2004API(settings);
+    if (cmi) api.loadFromJSON(cmi);
+    var calls = (window.lms.calls = {});
+    var names = version === '1.2' ? ['LMSInitialize', 'LMSFinish', 'LMSCommit'] : ['Initialize', 'Terminate', 'Commit'];
+    names.forEach(function (n) { api.on(n, function () { calls[n] = (calls[n] || 0) + 1; }); });
+    delete window.API; delete window.API_1484_11;
+    if (version === '1.2') window.API = api; else window.API_1484_11 = api;
+    window.lms.api = api;
+    var frame = document.createElement('iframe');
+    frame.id = 'sco';
+    frame.title = 'Course';
+    frame.style.width = '100%';
+    frame.style.height = '700px';
+    frame.src = '/pkg/' + pkg + '/index.html';
+    document.body.appendChild(frame);
+  },
+  unload: function () { var f = document.getElementById('sco'); if (f) f.remove(); },
+  cmi: function () { return JSON.parse(JSON.stringify(window.lms.api.cmi)); }
+};
+</script></body></html>`;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const send = (status: number, type: string, body: string | Buffer) => {
+      res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    const parts = url.pathname.split('/').filter(Boolean);
+    if (parts[0] === 'lms') return send(200, 'text/html; charset=utf-8', page);
+    if (parts[0] === 'favicon.ico') return send(204, 'image/x-icon', '');
+    if (parts[0] === 'scorm-again' && /^scorm(12|2004)\.js$/.test(parts[1] ?? ''))
+      return send(200, 'text/javascript', readFileSync(path.join(SCORM_AGAIN, parts[1])));
+    if (parts[0] === 'pkg' && parts.length === 3 && packages.has(parts[1]) && /^[\w.-]+$/.test(parts[2])) {
+      const file = path.join(packages.get(parts[1])!, parts[2]);
+      const type = file.endsWith('.html')
+        ? 'text/html; charset=utf-8'
+        : file.endsWith('.js')
+          ? 'text/javascript'
+          : 'text/css';
+      try {
+        return send(200, type, readFileSync(file));
+      } catch {
+        return send(404, 'text/plain', 'no');
+      }
+    }
+    send(404, 'text/plain', 'not found');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    addPackage: (name, dir) => packages.set(name, dir),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

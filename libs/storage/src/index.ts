@@ -1,7 +1,11 @@
 import * as Minio from 'minio';
-import { mkdir } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export interface StorageConfig {
   S3_ENDPOINT?: string;
@@ -19,6 +23,14 @@ export interface Storage {
   put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
+  /**
+   * Stores a file from disk by streaming it (one PUT with its length; never held in memory). The minio client's
+   * `putObject` reads a body smaller than its part size into one Buffer, so large uploads go through a
+   * presigned PUT instead.
+   */
+  putFile(key: string, filePath: string, contentType?: string): Promise<void>;
+  /** Streams an object to a file on disk (never held in memory); returns its size in bytes. */
+  getToFile(key: string, filePath: string): Promise<number>;
   remove(key: string): Promise<void>;
   presignGet(key: string, expirySeconds?: number, opts?: { filename?: string }): Promise<string>;
   ensureBucket(): Promise<void>;
@@ -92,6 +104,37 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     },
     async stream(key) {
       return client.getObject(bucket, key);
+    },
+    async putFile(key, filePath, contentType = 'application/octet-stream') {
+      const { size } = await stat(filePath);
+      const url = new URL(await client.presignedPutObject(bucket, key, 300));
+      const request = url.protocol === 'https:' ? https.request : http.request;
+      await new Promise<void>((resolve, reject) => {
+        const req = request(
+          url,
+          { method: 'PUT', headers: { 'content-length': size, 'content-type': contentType } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => {
+              if (chunks.length < 16) chunks.push(c);
+            });
+            res.on('end', () => {
+              if (res.statusCode === 200) resolve();
+              else
+                reject(
+                  new Error(`PUT ${key}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`),
+                );
+            });
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        pipeline(createReadStream(filePath), req).catch(reject);
+      });
+    },
+    async getToFile(key, filePath) {
+      await pipeline(await client.getObject(bucket, key), createWriteStream(filePath));
+      return (await stat(filePath)).size;
     },
     async remove(key) {
       await client.removeObject(bucket, key);

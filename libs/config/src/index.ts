@@ -131,6 +131,8 @@ export type WorkerConfig = z.output<typeof WorkerEnv>;
 export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
   CERTIFICATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(20_000),
+  /** A 100 MB package is read to a temp file and its HTML parsed; measured well under 10 s (test/bench/README.md). */
+  SCORM_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
 });
 
 /** Certificates (docs/certificates.md). */

@@ -3,3 +3,4 @@
  * exactly, third-party ones by salvage). docs/scorm.md is the contract.
  */
 export * from './package-layout.js';
+export * from './import/index.js';

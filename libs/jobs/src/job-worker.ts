@@ -267,7 +267,9 @@ export async function processJob<K extends JobKind>(
         blobFile(name) {
           const file = files.get(name);
           if (!file)
-            throw new AppError('internal_error', `job ${job.id} has no blob file "${name}"`, { retryable: false });
+            throw new AppError('internal_error', `job ${job.id} has no blob file "${name}"`, {
+              retryable: false,
+            });
           return file;
         },
       };

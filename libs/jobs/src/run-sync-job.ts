@@ -108,7 +108,9 @@ export async function spoolToFile(blob: StreamJobBlob): Promise<{ dir: string; f
       // Piped by hand, not through pipeline(): pipeline would destroy the source (the
       // request, and with it the socket the 413 must go out on). `pipe` unpipes on error.
       blob.stream.once('error', reject);
-      blob.stream.once('aborted', () => reject(new AppError('invalid_request', 'The upload was interrupted')));
+      blob.stream.once('aborted', () =>
+        reject(new AppError('invalid_request', 'The upload was interrupted')),
+      );
       blob.stream.pipe(counter);
       pipeline(counter, createWriteStream(file)).then(resolve, reject);
     });

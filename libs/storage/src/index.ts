@@ -122,7 +122,9 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
               if (res.statusCode === 200) resolve();
               else
                 reject(
-                  new Error(`PUT ${key}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`),
+                  new Error(
+                    `PUT ${key}: ${res.statusCode} ${Buffer.concat(chunks).toString().slice(0, 300)}`,
+                  ),
                 );
             });
             res.on('error', reject);

@@ -47,7 +47,6 @@ const S_IFLNK = 0o120000;
 export function unsafeName(name: string): string | null {
   if (name.length === 0) return 'empty name';
   if (name.length > ZIP_CAPS.maxNameLength) return 'name too long';
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f]/.test(name)) return 'control character in name';
   const slashed = name.replaceAll('\\', '/');
   if (slashed.startsWith('/')) return 'absolute path';

@@ -272,9 +272,9 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       });
     }
 
-    it('titles with entities and CDATA, missing titles, missing resources, non-HTML launch files, a quiz form', async () => {
+    it('titles with entities and CDATA, missing titles, 1.2 prerequisites, missing resources, non-HTML launch files, a quiz form', async () => {
       const manifest = MANIFEST_12(
-        `<item identifier="a" identifierref="r1"><title>Q &amp; A <![CDATA[<Part 1>]]></title></item>
+        `<item identifier="a" identifierref="r1"><title>Q &amp; A <![CDATA[<Part 1>]]></title><adlcp:prerequisites type="aicc_script">x</adlcp:prerequisites></item>
          <item identifier="b" identifierref="r2"/>
          <item identifier="c" identifierref="nope"><title>Gone</title></item>
          <item identifier="d" identifierref="r3"><title>A PDF</title></item>`,
@@ -321,6 +321,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
         },
       ]);
       expect(res.body.meta.warnings.map((w) => [w.code, w.path])).to.deep.equal([
+        ['sequencing_ignored', 'a'],
         ['resource_missing', 'c'],
         ['item_unreadable', 'doc.pdf'],
       ]);

@@ -131,7 +131,8 @@ async function roundtrip(pkg: ZipPackage, entry: PackageEntry): Promise<ImportPl
   return { kind: 'roundtrip', course: parsed.data, warnings: [] };
 }
 
-const SEQUENCING = ['sequencing', 'sequencingCollection'];
+/** Sequencing of 2004 (IMS SS) and 1.2 (`adlcp:prerequisites`): the player has its own linear navigation. */
+const SEQUENCING = ['sequencing', 'sequencingCollection', 'prerequisites'];
 
 function salvage(
   pkg: ZipPackage,
@@ -150,7 +151,10 @@ function salvage(
       path: attr(other, 'identifier'),
     });
   if (asArray(manifest.sequencingCollection).length || (org && SEQUENCING.some((k) => org[k] !== undefined)))
-    warnings.push({ code: 'sequencing_ignored', message: 'Sequencing rules (IMS SS) are not imported' });
+    warnings.push({
+      code: 'sequencing_ignored',
+      message: 'Sequencing rules and prerequisites are not imported',
+    });
 
   const resourcesNode = asArray(manifest.resources)[0] ?? {};
   const resources = new Map(asArray(resourcesNode.resource).map((r) => [attr(r, 'identifier') ?? '', r]));
@@ -198,7 +202,7 @@ async function buildScreens(
     if (!sequencingWarned && SEQUENCING.some((k) => node[k] !== undefined)) {
       warnings.push({
         code: 'sequencing_ignored',
-        message: 'Sequencing rules (IMS SS) are not imported',
+        message: 'Sequencing rules and prerequisites are not imported',
         path: id,
       });
       sequencingWarned = true;

@@ -38,7 +38,7 @@ describe('jobs: streamed input blobs and blob files (libs/jobs)', function () {
     if (rt) await closeRuntime(rt, { keepStorage: true });
   });
 
-  it('spoolToFile counts bytes: at the limit it keeps the file; one byte over, the caller's error is thrown', async () => {
+  it('spoolToFile counts bytes: at the limit it keeps the file; one byte over, tooLarge() is thrown', async () => {
     const ok = await spoolToFile({
       stream: Readable.from([Buffer.alloc(600), Buffer.alloc(400)]),
       limit: 1000,

@@ -133,6 +133,8 @@ export const JobsEnv = z.object({
   CSV_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(30_000),
   CERTIFICATE_RENDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(20_000),
   SCORM_EXPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
+  /** A 100 MB package is read to a temp file and its HTML parsed; measured well under 10 s (test/bench/README.md). */
+  SCORM_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).max(110_000).default(60_000),
 });
 
 /** PKCS8 DER of an Ed25519 private key is this prefix and the 32-byte seed (RFC 8410). */

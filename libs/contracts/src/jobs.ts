@@ -154,6 +154,61 @@ export const ScormExportJobResult = z.object({
   warnings: z.array(z.string()),
 });
 export type ScormExportJobResult = z.infer<typeof ScormExportJobResult>;
+// ------------------------------------------------------------------ scorm.import
+
+/** One thing a SCORM import left behind or changed (docs/scorm-import.md "Warnings"). */
+export const ScormImportWarning = z
+  .object({
+    code: z.string().meta({
+      description:
+        'Stable code, e.g. script_ignored, media_ignored, sequencing_ignored, item_unreadable, resource_missing (docs/scorm-import.md)',
+    }),
+    message: z.string(),
+    path: z
+      .string()
+      .optional()
+      .meta({ description: 'The package entry (or manifest item) the warning is about, when there is one' }),
+  })
+  .meta({ id: 'ScormImportWarning' });
+export type ScormImportWarning = z.infer<typeof ScormImportWarning>;
+
+export const SCORM_IMPORT_KINDS = ['roundtrip', 'salvaged'] as const;
+
+export const ScormImportMeta = z
+  .object({
+    kind: z.enum(SCORM_IMPORT_KINDS).meta({
+      description:
+        '`roundtrip`: a package this service exported, restored exactly; `salvaged`: a third-party package, outline and text only',
+    }),
+    warnings: z
+      .array(ScormImportWarning)
+      .meta({ description: 'What was left behind or changed; [] when nothing was' }),
+  })
+  .meta({ id: 'ScormImportMeta' });
+export type ScormImportMeta = z.infer<typeof ScormImportMeta>;
+
+export const ScormImportQuery = z.object({
+  title: z
+    .string({ error: 'must be given once' })
+    .trim()
+    .min(1, { error: 'must not be empty; leave it out to use the package title' })
+    .max(TITLE_MAX, { error: `must be at most ${TITLE_MAX} characters` })
+    .optional()
+    .meta({ description: "Course title; default: the package's own (course title, or the organization's)" }),
+});
+
+/** Job input of `scorm.import`; the package is the blob `upload.zip`, read by the worker as a file. */
+export const ScormImportJobInput = z.object({ title: z.string().nullable() });
+export type ScormImportJobInput = z.infer<typeof ScormImportJobInput>;
+
+/** Written in the job row in the same transaction as the course. */
+export const ScormImportJobResult = z.object({ courseId: z.string(), meta: ScormImportMeta });
+export type ScormImportJobResult = z.infer<typeof ScormImportJobResult>;
+
+/** 201 of POST /courses/import/scorm. */
+export const ScormImportResponse = z
+  .object({ data: Course, meta: ScormImportMeta })
+  .meta({ id: 'ScormImportResponse' });
 
 // -------------------------------------------------------------------- the list
 
@@ -178,6 +233,7 @@ export const JOB_SPECS = withCommands({
   'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
   'certificate.render': { input: CertificateRenderInput, result: CertificateRenderResult },
   'scorm.export': { input: ScormExportJobInput, result: ScormExportJobResult },
+  'scorm.import': { input: ScormImportJobInput, result: ScormImportJobResult },
 });
 
 /** The union of every job kind. */

@@ -16,6 +16,7 @@ import {
 } from '@lectern/jobs';
 import type { Storage } from '@lectern/storage';
 import { csvImportJob } from '@lectern/csv-import';
+import { scormImportJob } from '@lectern/scorm';
 import {
   CERTIFICATE_WORKER_ENV,
   certificateRenderJob,
@@ -39,6 +40,7 @@ export function jobRegistry(env: Record<string, string | undefined>, ports: JobR
   const certificates = parseEnv(CERTIFICATE_WORKER_ENV, env);
   return {
     'csv.import': csvImportJob,
+    'scorm.import': scormImportJob,
     'certificate.render': certificateRenderJob({
       ...certificateRenderSettings(certificates),
       storage: ports.storage,

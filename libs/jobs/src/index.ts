@@ -13,6 +13,9 @@ export {
   type SyncJobOptions,
   type SyncJobOutcome,
   type JobBlob,
+  type BufferJobBlob,
+  type StreamJobBlob,
+  spoolToFile,
 } from './run-sync-job.js';
 export {
   runJobWorker,

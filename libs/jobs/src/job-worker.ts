@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { AppError, isRetryable } from '@lectern/errors';
 import { boundQuery, type EntityManager, type MikroORM } from '@lectern/db';
 import { notifyJobDone, runConsumer, type Bus, type ConsumerHandle } from '@lectern/bus';
@@ -33,13 +36,20 @@ export interface JobContext {
    * the job has no blob for is not retried.
    */
   readBlob(name: string): Promise<Buffer>;
+  /**
+   * For a kind whose `blobsAs` is `file`: the path of a temp file holding the blob, streamed
+   * from the object store before the transaction began (never whole in memory). The file is
+   * removed when the delivery ends.
+   */
+  blobFile(name: string): string;
 }
 
 /** What `processJob` uses: PostgreSQL, NATS (done notices) and the object store (job blobs). */
 export interface JobDeps {
   orm: MikroORM;
   bus: Bus;
-  storage: Pick<Storage, 'get'>;
+  /** `getToFile` for kinds that read blobs as files, `remove` for kinds that delete them when done. */
+  storage: Pick<Storage, 'get'> & Partial<Pick<Storage, 'getToFile' | 'remove'>>;
 }
 
 /** What a job worker uses: `JobDeps`, plus where it logs and counts. */
@@ -62,6 +72,16 @@ export interface JobWorkerOptions<K extends JobKind> {
   /** Deliveries before a retryable failure becomes the job's final error. */
   maxDeliver?: number;
   backoffMs?: (deliveryCount: number) => number;
+  /**
+   * How the handler gets its blobs: `buffer` (default) reads each into memory (`readBlob`);
+   * `file` streams each to a temp file (`blobFile`), for inputs up to 100 MB.
+   */
+  blobsAs?: 'buffer' | 'file';
+  /**
+   * Delete the job's blobs once the job has ended (completed, or failed for good), so an
+   * untrusted upload does not outlive its job. A delivery that will be retried keeps them.
+   */
+  deleteBlobsWhenDone?: boolean;
 }
 
 export type JobOutcome = 'completed' | 'failed' | 'skipped';
@@ -113,6 +133,31 @@ async function readBlobs(
   return new Map(entries);
 }
 
+/** Every blob of a job streamed to a file of a new temp folder (same timing as `readBlobs`). */
+async function downloadBlobs(
+  storage: JobDeps['storage'],
+  blobs: Record<string, string>,
+  dir: string,
+): Promise<Map<string, string>> {
+  const getToFile = storage.getToFile;
+  if (!getToFile) throw new AppError('internal_error', 'this object store cannot stream blobs to files');
+  const files = new Map<string, string>();
+  for (const [name, key] of Object.entries(blobs)) {
+    const file = path.join(dir, name);
+    await getToFile(key, file);
+    files.set(name, file);
+  }
+  return files;
+}
+
+async function deleteBlobs(storage: JobDeps['storage'], blobs: Record<string, string>, log: Logger) {
+  for (const key of Object.values(blobs)) {
+    await storage.remove?.(key).catch((err: unknown) => {
+      log.warn({ err, key }, 'job blob not removed; the jobs/ lifecycle rule will expire it');
+    });
+  }
+}
+
 function blobsOf(input: Record<string, unknown> | null): Record<string, string> {
   const raw = input?.blobs;
   if (!raw || typeof raw !== 'object') return {};
@@ -141,7 +186,7 @@ function blobsOf(input: Record<string, unknown> | null): Record<string, string> 
  */
 export async function processJob<K extends JobKind>(
   deps: JobDeps,
-  opts: Pick<JobWorkerOptions<K>, 'kind' | 'handler' | 'maxDeliver'>,
+  opts: Pick<JobWorkerOptions<K>, 'kind' | 'handler' | 'maxDeliver' | 'blobsAs' | 'deleteBlobsWhenDone'>,
   cmd: JobCommand,
   deliveryCount: number,
   log: Logger,
@@ -194,8 +239,15 @@ export async function processJob<K extends JobKind>(
     attempt: claimed.attempts,
   };
 
+  let tmpDir: string | null = null;
+  const ended = async () => {
+    if (opts.deleteBlobsWhenDone) await deleteBlobs(deps.storage, blobs, jobLog);
+  };
   try {
-    const bytes = await readBlobs(deps.storage, blobs);
+    const asFiles = opts.blobsAs === 'file';
+    if (asFiles) tmpDir = await mkdtemp(path.join(os.tmpdir(), 'lectern-job-'));
+    const bytes = asFiles ? new Map<string, Buffer>() : await readBlobs(deps.storage, blobs);
+    const files = tmpDir ? await downloadBlobs(deps.storage, blobs, tmpDir) : new Map<string, string>();
     const completed = await em.transactional(async (tx) => {
       const [locked] = await boundQuery<{ status: string }>(
         tx,
@@ -211,6 +263,14 @@ export async function processJob<K extends JobKind>(
           if (!body)
             throw new AppError('internal_error', `job ${job.id} has no blob "${name}"`, { retryable: false });
           return body;
+        },
+        blobFile(name) {
+          const file = files.get(name);
+          if (!file)
+            throw new AppError('internal_error', `job ${job.id} has no blob file "${name}"`, {
+              retryable: false,
+            });
+          return file;
         },
       };
       const result = await opts.handler(job, ctx);
@@ -237,6 +297,7 @@ export async function processJob<K extends JobKind>(
       );
       return true;
     });
+    if (completed) await ended();
     notifyJobDone(deps.bus, job.id);
     if (!completed) {
       jobLog.info('job ended by another delivery meanwhile; nothing done');
@@ -256,9 +317,11 @@ export async function processJob<K extends JobKind>(
     } else {
       jobLog.info({ code: stored.code, message: stored.message }, 'job refused');
     }
-    await failJob(em, job.id, opts.kind, stored);
+    if (await failJob(em, job.id, opts.kind, stored)) await ended();
     notifyJobDone(deps.bus, job.id);
     return 'failed';
+  } finally {
+    if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
   }
 }
 

@@ -1,3 +1,9 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppError } from '@lectern/errors';
 import { newId, boundQuery, type MikroORM } from '@lectern/db';
 import { requestJob, type Bus, type BusNames } from '@lectern/bus';
@@ -13,10 +19,10 @@ export function jobSubject(names: BusNames, kind: JobKind): string {
 
 /**
  * Object-store key of a job's blob. Keyed by the job id, so a redelivery reads the same
- * bytes. Blobs are not deleted when the job ends (a failed import can be looked at, and
- * deleting while other jobs write under `jobs/` races in the loopback S3 server, which
- * prunes empty folders); production expires the `jobs/` prefix with a bucket lifecycle
- * rule (docs/jobs.md).
+ * bytes. By default blobs are not deleted when the job ends (a failed import can be looked
+ * at); production expires the `jobs/` prefix with a bucket lifecycle rule (docs/jobs.md). A
+ * kind whose uploads are large and untrusted (SCORM packages) asks the worker to delete them
+ * when the job ends (`deleteBlobsWhenDone`).
  */
 export function jobBlobKey(jobId: string, name: string): string {
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(name))
@@ -24,16 +30,33 @@ export function jobBlobKey(jobId: string, name: string): string {
   return `jobs/${jobId}/${name}`;
 }
 
-export interface JobBlob {
+/** A blob held in memory (small inputs: a CSV file). */
+export interface BufferJobBlob {
   body: Buffer;
   contentType?: string;
 }
+
+/**
+ * A blob read from a stream (an upload still arriving) and never held in memory: it is
+ * spooled to a temp file while its bytes are counted, then streamed to the object store
+ * with its length. Past `limit` bytes the read stops at once and `tooLarge()` is thrown;
+ * the source is unpiped, not destroyed, so the caller can still answer on its socket.
+ */
+export interface StreamJobBlob {
+  stream: Readable;
+  limit: number;
+  tooLarge: () => Error;
+  contentType?: string;
+}
+
+export type JobBlob = BufferJobBlob | StreamJobBlob;
 
 /** What the API half uses: PostgreSQL (the job row), NATS, the object store (blobs) and a log. */
 export interface SyncJobDeps {
   orm: MikroORM;
   bus: Bus;
-  storage: Pick<Storage, 'put'>;
+  /** `putFile` is needed for stream blobs, `remove` to drop blobs of a job that never ran. */
+  storage: Pick<Storage, 'put'> & Partial<Pick<Storage, 'putFile' | 'remove'>>;
   log: Logger;
 }
 
@@ -47,6 +70,8 @@ export interface SyncJobOptions<K extends JobKind> {
   timeoutMs: number;
   /** Words for the timeout message, e.g. "CSV import". Default: the kind. */
   what?: string;
+  /** The kind's worker deletes the blobs when the job ends; the API deletes them when the job never ran. */
+  deleteBlobsWhenDone?: boolean;
 }
 
 export interface SyncJobOutcome<K extends JobKind> {
@@ -62,6 +87,69 @@ interface JobRow {
 
 const unavailable = (what: string, cause: unknown) =>
   new AppError('unavailable', `${what} is unreachable; retry shortly`, { cause, retryAfter: 2 });
+
+/**
+ * Copies `blob.stream` to a file in a new temp folder, counting bytes; returns the folder.
+ * Over the limit (or on a source error) the folder is removed and the error thrown.
+ */
+export async function spoolToFile(blob: StreamJobBlob): Promise<{ dir: string; file: string; size: number }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-blob-'));
+  const file = path.join(dir, 'blob');
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      size += chunk.length;
+      if (size > blob.limit) cb(blob.tooLarge());
+      else cb(null, chunk);
+    },
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      // Piped by hand, not through pipeline(): pipeline would destroy the source (the
+      // request, and with it the socket the 413 must go out on). `pipe` unpipes on error.
+      blob.stream.once('error', reject);
+      blob.stream.once('aborted', () =>
+        reject(new AppError('invalid_request', 'The upload was interrupted')),
+      );
+      blob.stream.pipe(counter);
+      pipeline(counter, createWriteStream(file)).then(resolve, reject);
+    });
+  } catch (err) {
+    blob.stream.unpipe(counter);
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir, file, size };
+}
+
+async function putBlob(deps: SyncJobDeps, key: string, blob: JobBlob): Promise<void> {
+  if ('body' in blob) {
+    try {
+      await deps.storage.put(key, blob.body, blob.contentType);
+    } catch (err) {
+      throw unavailable('The object store', err);
+    }
+    return;
+  }
+  const putFile = deps.storage.putFile;
+  if (!putFile) throw new AppError('internal_error', 'this object store cannot take a streamed blob');
+  const spooled = await spoolToFile(blob);
+  try {
+    await putFile(key, spooled.file, blob.contentType);
+  } catch (err) {
+    throw unavailable('The object store', err);
+  } finally {
+    await rm(spooled.dir, { recursive: true, force: true });
+  }
+}
+
+async function removeBlobs(deps: SyncJobDeps, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    await deps.storage.remove?.(key).catch((err: unknown) => {
+      deps.log.warn({ err, key }, 'job blob not removed; the jobs/ lifecycle rule will expire it');
+    });
+  }
+}
 
 /**
  * The API half of a synchronous command (DESIGN.md "Synchronous commands"):
@@ -88,9 +176,11 @@ export async function runSyncJob<K extends JobKind>(
   for (const [name, blob] of Object.entries(opts.blobs ?? {})) {
     const key = jobBlobKey(jobId, name);
     try {
-      await deps.storage.put(key, blob.body, blob.contentType);
+      await putBlob(deps, key, blob);
     } catch (err) {
-      throw unavailable('The object store', err);
+      // A blob refused half-way (too large, interrupted) or a store outage: no job, no blobs left behind.
+      await removeBlobs(deps, Object.values(blobKeys));
+      throw err;
     }
     blobKeys[name] = key;
   }
@@ -123,6 +213,7 @@ export async function runSyncJob<K extends JobKind>(
     );
     if (failed.length > 0) {
       deps.log.warn({ err, jobId, kind: opts.kind }, 'job publish failed; job failed');
+      if (opts.deleteBlobsWhenDone) await removeBlobs(deps, Object.values(blobKeys));
       throw unavailable('The job queue', err);
     }
   }

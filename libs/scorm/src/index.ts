@@ -4,3 +4,4 @@
  */
 export * from './package-layout.js';
 export * from './export/index.js';
+export * from './import/index.js';

@@ -1,11 +1,11 @@
 import * as Minio from 'minio';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 export interface StorageConfig {
   S3_ENDPOINT?: string;
@@ -29,6 +29,8 @@ export interface Storage {
   putFile(key: string, file: string, contentType?: string): Promise<number>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
+  /** Streams an object to a file on disk (never held in memory); returns its size in bytes. */
+  getToFile(key: string, filePath: string): Promise<number>;
   remove(key: string): Promise<void>;
   presignGet(key: string, expirySeconds?: number, opts?: { filename?: string }): Promise<string>;
   ensureBucket(): Promise<void>;
@@ -129,6 +131,10 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     },
     async stream(key) {
       return client.getObject(bucket, key);
+    },
+    async getToFile(key, filePath) {
+      await pipeline(await client.getObject(bucket, key), createWriteStream(filePath));
+      return (await stat(filePath)).size;
     },
     async remove(key) {
       await client.removeObject(bucket, key);

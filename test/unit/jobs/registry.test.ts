@@ -58,8 +58,8 @@ describe('jobs: the job registry', () => {
 
   it('a worker for no kind, a mismatched kind, a missing handler or a shared durable name are refused', () => {
     const csv = JOB_REGISTRY['csv.import'];
-    expect(problemsOf({ ...JOB_REGISTRY, 'scorm.import': { ...csv, kind: 'scorm.import' } })).to.deep.equal([
-      '"scorm.import" is not a job kind',
+    expect(problemsOf({ ...JOB_REGISTRY, 'media.probe': { ...csv, kind: 'media.probe' } })).to.deep.equal([
+      '"media.probe" is not a job kind',
     ]);
     expect(problemsOf({ ...JOB_REGISTRY, 'csv.import': { ...csv, kind: 'media.transcode' } })).to.deep.equal([
       'the entry for "csv.import" says kind "media.transcode"',
@@ -88,8 +88,8 @@ describe('jobs: the job registry', () => {
     // @ts-expect-error a kind without a worker does not compile
     const missing: JobRegistry = {};
     // @ts-expect-error a worker for a kind the contracts do not have does not compile
-    const extra: JobRegistry = { ...JOB_REGISTRY, 'csv.import': csv, 'scorm.import': csv };
+    const extra: JobRegistry = { ...JOB_REGISTRY, 'csv.import': csv, 'media.probe': csv };
     expect(problemsOf(missing)).to.have.length(JOB_KINDS.length);
-    expect(problemsOf(extra)).to.deep.equal(['"scorm.import" is not a job kind']);
+    expect(problemsOf(extra)).to.deep.equal(['"media.probe" is not a job kind']);
   });
 });

@@ -77,3 +77,62 @@ export async function readRawBody(ctx: Context, opts: RawBodyOptions): Promise<B
     throw err;
   }
 }
+
+export interface RawBodyStream {
+  /** The body, decompressed; count it against `limit` as it is read. */
+  stream: Readable;
+  limit: number;
+  /** The 413 to throw when the count passes the limit. */
+  tooLarge: () => AppError;
+  /** An error met while reading the stream, as the API answers it. */
+  mapError(err: unknown): unknown;
+}
+
+/**
+ * The raw request body as a stream, for uploads too large to hold (SCORM packages): the caller counts bytes as
+ * they go (`runSyncJob`'s stream blob). A declared Content-Length over the cap is a 413 at once, before anything
+ * is read; a chunked or compressed body is counted after decompression and stopped as soon as it passes the cap.
+ */
+export function rawBodyStream(ctx: Context, opts: RawBodyOptions): RawBodyStream {
+  const req = ctx.req;
+  const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (encoding === 'identity' && Number.isFinite(declared) && declared > opts.limit) {
+    req.resume();
+    throw tooLarge(opts);
+  }
+  let stream: Readable;
+  try {
+    const options: InflateOptions = { encoding: encoding === 'x-gzip' ? 'gzip' : encoding };
+    stream = inflate(req, options);
+  } catch {
+    req.resume();
+    throw new AppError(
+      'unsupported_media_type',
+      `Content-Encoding "${encoding}" is not supported; send identity, gzip, deflate or br`,
+    );
+  }
+  return {
+    stream,
+    limit: opts.limit,
+    tooLarge: () => tooLarge(opts),
+    mapError(err) {
+      if (stream !== req) {
+        req.unpipe();
+        stream.destroy();
+      }
+      if (err instanceof AppError) return err;
+      const { code } = err as { code?: unknown };
+      if (typeof code === 'string' && /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(code)) {
+        const message =
+          'The request body could not be decompressed (Content-Encoding does not match the bytes)';
+        return new AppError('invalid_request', message, {
+          issues: [{ code: 'malformed', path: [], message }],
+        });
+      }
+      if (code === 'ECONNRESET' || code === 'ECONNABORTED' || req.destroyed)
+        return new AppError('invalid_request', 'The upload was interrupted before the body was complete');
+      return err;
+    },
+  };
+}

@@ -4,6 +4,7 @@ import { identityRoutes } from './identities.routes.js';
 import { meRoutes } from './me.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 import { courseImportRoutes } from './course-import.routes.js';
+import { scormImportRoutes } from './scorm-import.routes.js';
 import { courseRoutes } from './courses.routes.js';
 import { themeRoutes } from './themes.routes.js';
 import { certificateTemplateRoutes } from './certificates.routes.js';
@@ -22,6 +23,7 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   identityRoutes(api, deps);
   webhookRoutes(api, deps);
   courseImportRoutes(api, deps);
+  scormImportRoutes(api, deps);
   courseRoutes(api, deps);
   scormExportRoutes(api, { ...deps, playerKeys: player.keys });
   themeRoutes(api, deps);

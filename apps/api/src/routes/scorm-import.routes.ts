@@ -1,0 +1,111 @@
+import type { ApiRouter } from '../http/router.js';
+import type { RouteDeps } from '../deps.js';
+import { AppError } from '@lectern/errors';
+import { ErrorBody, ScormImportQuery, ScormImportResponse } from '@lectern/contracts';
+import { getCourse, courseDto } from '@lectern/authoring';
+import { SCORM_BLOB, SCORM_IMPORT_KIND, ZIP_CAPS } from '@lectern/scorm';
+import { runSyncJob } from '@lectern/jobs';
+import { planGate } from '../http/plan-gate.js';
+import { rawBodyStream } from '../http/raw-body.js';
+import { errorResponses } from './shared.js';
+
+/** SPEC.md Limits: a SCORM package of more than 100 MB is a 413. */
+export const SCORM_BODY_LIMIT = 100 * 1000 * 1000;
+
+/**
+ * `application/zip` is the type SPEC.md names; `application/x-zip-compressed` is what Windows browsers send for a
+ * .zip picked in a file input, so it is taken too (docs/scorm-import.md).
+ */
+const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
+
+/**
+ * POST /courses/import/scorm through the synchronous command path (docs/jobs.md): the body is streamed to the
+ * object store (never whole in memory), the scorm worker checks and reads the package, the answer comes from the
+ * job row. Registered before the course routes so no `/courses/:id` pattern can shadow it.
+ */
+export function scormImportRoutes(
+  api: ApiRouter,
+  deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'log' | 'cfg'>,
+) {
+  api.route(
+    {
+      method: 'post',
+      path: '/courses/import/scorm',
+      summary: 'Import a draft course from a SCORM package',
+      description:
+        'Raw zip body with `Content-Type: application/zip` (or `application/x-zip-compressed`), SCORM 1.2 or 2004. ' +
+        'Scale plan or higher (403 plan_required otherwise, before the body is read). ' +
+        '201: `data` is the draft course (`sourceKind: scorm`); `meta.kind` is `roundtrip` for a package this service exported ' +
+        '(restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm-import.md). ' +
+        `400 invalid_request: not a zip, no manifest, unsafe entries (zip slip, absolute paths, symlinks, encryption), more than ${ZIP_CAPS.maxEntries.toLocaleString('en-US')} entries, ` +
+        'zip bombs, DOCTYPE/entities in XML, manifests that are not XML; `issues[0].code` says which. Nothing is stored. ' +
+        '413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time.',
+      tags: ['Courses'],
+      query: ScormImportQuery,
+      rawBody: {
+        contentType: 'application/zip',
+        description: 'The SCORM package (.zip), at most 100 MB.',
+      },
+      responses: {
+        201: {
+          description: 'The imported draft course and what the import did',
+          schema: ScormImportResponse,
+        },
+        ...errorResponses,
+        400: {
+          description:
+            'invalid_request: the package is refused (issues[0].code: not_a_zip, no_manifest, zip_slip, …) or a bad `title`',
+          schema: ErrorBody,
+        },
+        413: { description: 'payload_too_large: body over 100 MB', schema: ErrorBody },
+        415: {
+          description: 'unsupported_media_type: Content-Type is not application/zip',
+          schema: ErrorBody,
+        },
+        503: {
+          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
+          schema: ErrorBody,
+        },
+        504: {
+          description:
+            'timeout: the import did not finish in time; `jobId` names the job, which may still complete',
+          schema: ErrorBody,
+        },
+      },
+    },
+    planGate('scorm_api'),
+    async (ctx) => {
+      if (!ZIP_TYPES.includes(ctx.request.type)) {
+        ctx.req.resume();
+        const got = ctx.get('content-type');
+        throw new AppError(
+          'unsupported_media_type',
+          `Send the package as the raw body with Content-Type: application/zip${got ? ` (got ${got})` : ''}`,
+        );
+      }
+      const what = 'A SCORM import';
+      const body = rawBodyStream(ctx, { limit: SCORM_BODY_LIMIT, what });
+      const ws = ctx.state.auth.workspace;
+      let outcome;
+      try {
+        outcome = await runSyncJob(deps, {
+          workspaceId: ws.id,
+          kind: SCORM_IMPORT_KIND,
+          input: { title: ctx.state.query.title ?? null },
+          blobs: { [SCORM_BLOB]: { ...body, contentType: 'application/zip' } },
+          timeoutMs: deps.cfg.SCORM_IMPORT_TIMEOUT_MS,
+          what: 'SCORM import',
+          deleteBlobsWhenDone: true,
+        });
+      } catch (err) {
+        // The rest of a refused upload is discarded, so the client still reads the answer.
+        ctx.req.resume();
+        throw body.mapError(err);
+      }
+      const course = await getCourse(deps.orm.em.fork(), ws.id, outcome.result.courseId);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
+      ctx.body = { data: courseDto(course), meta: outcome.result.meta };
+    },
+  );
+}

@@ -40,7 +40,6 @@ export function jobRegistry(env: Record<string, string | undefined>, ports: JobR
   const certificates = parseEnv(CERTIFICATE_WORKER_ENV, env);
   return {
     'csv.import': csvImportJob,
-    'scorm.import': scormImportJob,
     'certificate.render': certificateRenderJob({
       ...certificateRenderSettings(certificates),
       storage: ports.storage,
@@ -64,6 +63,7 @@ export function scormJobRegistry(
   const scorm = parseEnv(SCORM_WORKER_ENV, env);
   return {
     'scorm.export': scormExportJob({ ...scormExportSettings(scorm), storage: ports.storage }),
+    'scorm.import': scormImportJob,
   };
 }
 

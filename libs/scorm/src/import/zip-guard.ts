@@ -6,7 +6,7 @@
  */
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Open, type CentralDirectoryEntry } from 'unzipper';
+import { Open, type File as CentralDirectoryEntry } from 'unzipper';
 import { AppError } from '@lectern/errors';
 
 const MiB = 1024 * 1024;

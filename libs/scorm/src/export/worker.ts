@@ -69,17 +69,8 @@ export function scormExportSettings(cfg: ScormWorkerConfig): ScormExportSettings
   };
 }
 
-/**
- * The `scorm` variant of the player's config (docs/scorm.md "Package layout"). The player's own `PlayerConfig`
- * gains it with the browser runtime; until then it is declared here with the shape both sides agreed on.
- */
-export interface ScormPlayerConfig {
-  mode: 'scorm';
-  scorm: '1.2' | '2004';
-  course: PlayerCourse;
-  lang: string | null;
-  track: { apiBase: string; token: string } | null;
-}
+/** The `scorm` variant of the player's config (docs/scorm.md "Package layout"). */
+export type ScormPlayerConfig = Extract<PlayerConfig, { mode: 'scorm' }>;
 
 /** `lectern/course.json`: the course as stored, every translation and the theme, for the importer. */
 export interface CourseEntry {
@@ -267,8 +258,7 @@ export function scormExportHandler(deps: ScormExportDeps) {
       track,
     };
     const html = playerPageHtml({
-      // The scorm variant is not in PlayerConfig yet (see ScormPlayerConfig); the page only serialises it.
-      config: config as unknown as PlayerConfig,
+      config,
       assets,
       assetBase: '.',
       title: material.title,

@@ -8,14 +8,24 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import type { Browser, Frame, Page } from 'playwright-core';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { lazyPlayerKeys } from '@lectern/api';
-import type { PlayerCourse } from '@lectern/player';
-import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
+import type { JobWorkerHandle } from '@lectern/jobs';
+import { closeRuntime } from '@lectern/runtime';
+import { startScormExportWorker } from '@lectern/scorm';
+import {
+  makeWorkspace,
+  startTestApp,
+  testRuntime,
+  type TestApp,
+  type TestRuntime,
+} from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { api } from '../support/authoring.js';
-import { buildPlayerOnce, launchChromium, watchErrors } from '../support/player-browser.js';
-import { scormPackageForTest, startLmsServer, type ScormVersionForTest } from '../support/scorm-package.js';
+import { CHROMIUM, buildPlayerOnce, watchErrors } from '../support/player-browser.js';
+import { exportedScormPackage, startLmsServer, type ScormVersionForTest } from '../support/scorm-package.js';
 
 const SCREENS = [
   {
@@ -45,18 +55,8 @@ const SCREENS = [
   { id: 's3', title: 'End', blocks: [{ id: 'h3', type: 'heading', text: 'All done' }] },
 ];
 
-/** The course as the export hands it to the package: stored, answer keys included. */
-const storedCourse = (id = 'crs_local'): PlayerCourse => ({
-  id,
-  title: 'Fire safety',
-  direction: 'ltr',
-  locale: 'en',
-  quizFeedback: 'deferred',
-  navigation: 'default',
-  passingScore: 50,
-  theme: null,
-  screens: SCREENS,
-});
+/** The course every case takes: two graded screens, then the end; passing at 50 %, results at the end. */
+const COURSE = { title: 'Fire safety', screens: SCREENS, passingScore: 50, quizFeedback: 'deferred' };
 
 type Cmi = Record<string, unknown> & {
   core?: Record<string, unknown> & { score?: Record<string, string> };
@@ -78,15 +78,51 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
   let browser: Browser;
   let lms: Awaited<ReturnType<typeof startLmsServer>>;
 
+  let app: TestApp;
+  let req: ReturnType<typeof api>;
+  let wsKey: string;
+  let workerRt: TestRuntime;
+  let worker: JobWorkerHandle;
+
   before(async () => {
-    await buildPlayerOnce();
+    const assets = await buildPlayerOnce();
+    app = await startTestApp({ PLAYER_ASSETS_DIR: assets.dir });
+    workerRt = await testRuntime('scorm-worker');
+    worker = await startScormExportWorker(workerRt, {
+      assetsDir: assets.dir,
+      allowPrivate: false,
+      fontMaxBytes: 100_000,
+      fontTimeoutMs: 5_000,
+    });
+    const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM runtime');
+    wsKey = ws.key;
+    req = api(app.base, ws.key);
     lms = await startLmsServer();
-    browser = await launchChromium();
+    // A track=1 package calls PUBLIC_URL (http://lectern.test in tests): resolve that host to this app.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', `--host-resolver-rules=MAP lectern.test:80 127.0.0.1:${new URL(app.url).port}`],
+    });
   });
   after(async () => {
     await browser?.close();
     await lms?.close();
+    await worker?.stop();
+    if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+    await app?.close();
   });
+
+  /** A new course of COURSE (published when asked), and its real export unzipped for the LMS. */
+  async function packageOf(version: ScormVersionForTest, opts: { publish?: boolean; track?: boolean } = {}) {
+    const created = await req<{ id: string }>('POST', '/courses', COURSE);
+    expect(created.status, created.text).to.equal(201);
+    const courseId = created.body.data.id;
+    if (opts.publish)
+      expect((await req('PATCH', `/courses/${courseId}`, { status: 'published' })).status).to.equal(200);
+    const pkg = await exportedScormPackage(app.base, wsKey, courseId, version, { track: opts.track });
+    return { courseId, ...pkg };
+  }
 
   async function launch(page: Page, version: ScormVersionForTest, pkg: string, cmi: unknown): Promise<Frame> {
     await page.evaluate(
@@ -103,7 +139,7 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
 
   for (const version of ['1.2', '2004'] as const) {
     it(`SCORM ${version}: initialize, report, resume where the learner left with their answers, finish, terminate once`, async () => {
-      const { dir } = await scormPackageForTest(storedCourse(), version, null);
+      const { dir } = await packageOf(version);
       const name = `fire-${version.replace('.', '')}`;
       lms.addPackage(name, dir);
       const page = await browser.newPage();
@@ -208,7 +244,7 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
   }
 
   it('no LMS: the package still plays, with a notice and no error', async () => {
-    const { dir } = await scormPackageForTest(storedCourse(), '2004', null);
+    const { dir } = await packageOf('2004');
     lms.addPackage('alone', dir);
     const page = await browser.newPage();
     const errors = watchErrors(page);
@@ -227,27 +263,30 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
   });
 
   describe('track=1', () => {
-    let app: TestApp;
-    before(async () => {
-      app = await startTestApp({ PLAYER_ASSETS_DIR: (await buildPlayerOnce()).dir });
-    });
-    after(async () => app?.close());
-
     it('the run reaches the service as source scorm under the LMS learner; unreachable, the LMS run still completes', async () => {
-      const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM tracking');
-      const req = api(app.base, ws.key);
-      const created = await req<{ id: string }>('POST', '/courses', {
-        title: 'Fire safety',
-        screens: SCREENS,
-        passingScore: 50,
-      });
-      expect(created.status, created.text).to.equal(201);
-      const courseId = created.body.data.id;
-      expect((await req('PATCH', `/courses/${courseId}`, { status: 'published' })).status).to.equal(200);
-      const token = await lazyPlayerKeys(app.rt.cfg)().tracking.sign({ courseId, workspaceId: ws.id });
+      const { courseId, dir: trackedDir, config } = await packageOf('1.2', { publish: true, track: true });
+      const track = config.track as { apiBase: string; token: string };
+      expect(track.apiBase).to.equal('http://lectern.test/player/v1');
+      expect(await lazyPlayerKeys(app.rt.cfg)().tracking.verify(track.token)).to.include({ courseId });
 
-      const take = async (pkg: string, apiBase: string, learnerId: string) => {
-        const { dir } = await scormPackageForTest(storedCourse(courseId), '1.2', { apiBase, token });
+      // The same package where the service cannot be reached: its config points at a loopback port nothing
+      // listens on (as if the service had moved); the tracking open fails and the learner never notices.
+      const closed = http.createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const { port } = closed.address() as AddressInfo;
+      await new Promise<void>((r) => closed.close(() => r()));
+      const untracked = await packageOf('1.2', { publish: true, track: true });
+      const untrackedDir = untracked.dir;
+      const index = path.join(untrackedDir, 'index.html');
+      writeFileSync(
+        index,
+        readFileSync(index, 'utf8').replace(
+          'http://lectern.test/player/v1',
+          `http://127.0.0.1:${port}/player/v1`,
+        ),
+      );
+
+      const take = async (pkg: string, dir: string, learnerId: string) => {
         lms.addPackage(pkg, dir);
         const page = await browser.newPage();
         const errors = watchErrors(page);
@@ -277,7 +316,7 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
         }
       };
 
-      await take('tracked', `${app.url}/player/v1`, 'lms-grace');
+      await take('tracked', trackedDir, 'lms-grace');
       const done = await waitFor(
         async () => {
           const list = await req<
@@ -290,14 +329,11 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
       );
       expect(done).to.include({ source: 'scorm', identityExternalId: 'lms-grace', score: 50 });
 
-      // A loopback port nothing listens on: the tracking open fails; the learner never notices.
-      const closed = http.createServer();
-      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-      const { port } = closed.address() as AddressInfo;
-      await new Promise<void>((r) => closed.close(() => r()));
-      await take('untracked', `http://127.0.0.1:${port}/player/v1`, 'lms-linus');
+      await take('untracked', untrackedDir, 'lms-linus');
       const list = await req<{ identityExternalId: string }[]>('GET', `/completions?courseId=${courseId}`);
       expect(list.body.data.map((c) => c.identityExternalId)).to.deep.equal(['lms-grace']);
+      const none = await req<unknown[]>('GET', `/completions?courseId=${untracked.courseId}`);
+      expect(none.body.data).to.deep.equal([]);
     });
   });
 });

@@ -1,38 +1,37 @@
 /**
  * A SCORM package's runnable part for the runtime tests, and an LMS page that plays it in scorm-again.
  *
- * `scormPackageForTest` writes what the export puts at a package's root for the SCO — `index.html` (the boot
- * page with a `scorm` config) and the two player bundle files — into a directory. It is the one place to swap
- * for the real package builder of @lectern/scorm once that lands.
+ * `exportedScormPackage` downloads a course's real export (`GET /courses/:id/scorm`, its manifest validated
+ * against the XSDs on the way) and unzips it into a directory the LMS page serves: what runs in scorm-again is
+ * exactly what a customer uploads to their LMS.
  */
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
-import { buildPlayerOnce } from './player-browser.js';
+import { configOf, getZip } from './scorm.js';
 
 export type ScormVersionForTest = '1.2' | '2004';
 
-export async function scormPackageForTest(
-  course: PlayerCourse,
+export async function exportedScormPackage(
+  base: string,
+  key: string,
+  courseId: string,
   version: ScormVersionForTest,
-  track: { apiBase: string; token: string } | null,
-): Promise<{ dir: string }> {
-  const assets: PlayerAssets = await buildPlayerOnce();
+  opts: { track?: boolean } = {},
+): Promise<{ dir: string; config: Record<string, unknown> }> {
+  const query = `version=${version === '1.2' ? 'scorm12' : 'scorm2004'}${opts.track ? '&track=1' : ''}`;
+  const zip = await getZip(base, key, `/courses/${encodeURIComponent(courseId)}/scorm?${query}`);
+  if (zip.status !== 200)
+    throw new Error(`export of ${courseId}: ${zip.status} ${JSON.stringify(zip.error)}`);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lectern-sco-'));
-  const html = playerPageHtml({
-    config: { mode: 'scorm', scorm: version, course, lang: course.locale ?? null, track },
-    assets,
-    assetBase: '.',
-    title: course.title,
-    lang: course.locale ?? 'en',
-    dir: course.direction,
-  });
-  writeFileSync(path.join(dir, 'index.html'), html);
-  for (const f of [assets.js, assets.css]) copyFileSync(f.path, path.join(dir, f.file));
-  return { dir };
+  for (const [name, bytes] of zip.entries) {
+    const file = path.join(dir, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, bytes);
+  }
+  return { dir, config: configOf(zip.entries.get('index.html')?.toString('utf8') ?? '') };
 }
 
 const SCORM_AGAIN = path.join(process.cwd(), 'node_modules', 'scorm-again', 'dist');

@@ -1,6 +1,6 @@
 import { boundQuery } from '@lectern/db';
 import { makeWorkspace, startTestApp } from '../support/context.js';
-import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
+import { anonymousId, publishedCourse } from '../support/player.js';
 import type { OpenRunResult } from '@lectern/contracts';
 
 /**
@@ -12,7 +12,9 @@ import type { OpenRunResult } from '@lectern/contracts';
  *      the same connection pool, with the same concurrency:
  *        multiRow:  one multi-row INSERT per batch (its rows in one statement, one commit);
  *        perEvent:  one INSERT (and commit) per row.
- * The player's own limits are off (0), so the numbers are the path's, not the limiter's. Numbers only.
+ * The player's own limits are off (0), so the numbers are the path's, not the limiter's. The load is sent with a
+ * bare `fetch` (no response-contract check, unlike the tests' client): the bench process also runs the server,
+ * so every client-side millisecond would be charged to the path. Numbers only.
  * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
@@ -22,6 +24,21 @@ const CONCURRENCY = Number(process.env.BENCH_PLAYER_CONCURRENCY ?? 32);
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** POST a JSON body to the Player API; the parsed answer, or an error naming the status. */
+async function post<T>(url: string, body: unknown, token?: string): Promise<{ status: number; data: T }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
+  return { status: res.status, data: (JSON.parse(text) as { data: T }).data };
+}
 
 /** Runs `n` jobs with `concurrency` workers; returns the wall time and each job's latency (ms). */
 async function pool(n: number, concurrency: number, job: (i: number) => Promise<void>) {
@@ -69,16 +86,14 @@ export async function run(): Promise<Record<string, unknown>> {
     const em = () => app.rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale');
     const courseId = await publishedCourse(app.base, ws.key);
-    const player = playerApi(app.url);
+    const runsUrl = `${app.url}/player/v1/runs`;
 
     // (a) opens
     const runs: OpenRunResult[] = new Array(RUNS);
     const opens = await pool(RUNS, CONCURRENCY, async (i) => {
-      const res = await player<OpenRunResult>('POST', '/runs', {
-        body: { courseId, anonymousId: anonymousId(100_000 + i) },
-      });
-      if (res.status !== 201) throw new Error(`open ${i}: ${res.status} ${res.text}`);
-      runs[i] = res.body.data;
+      const res = await post<OpenRunResult>(runsUrl, { courseId, anonymousId: anonymousId(100_000 + i) });
+      if (res.status !== 201) throw new Error(`open ${i}: ${res.status}`);
+      runs[i] = res.data;
     });
 
     // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
@@ -89,11 +104,11 @@ export async function run(): Promise<Record<string, unknown>> {
     const ingest = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
       const r = runs[j % RUNS];
       const b = Math.floor(j / RUNS);
-      const res = await player('POST', `/runs/${r.completion.id}/events`, {
-        token: r.runToken,
-        body: { batchId: `b${b}`, events: batchEvents(b) },
-      });
-      if (res.status !== 200) throw new Error(`batch ${j}: ${res.status} ${res.text}`);
+      await post(
+        `${runsUrl}/${r.completion.id}/events`,
+        { batchId: `b${b}`, events: batchEvents(b) },
+        r.runToken,
+      );
     });
     const [{ n: after }] = await boundQuery<{ n: number }>(
       em(),

@@ -4,7 +4,14 @@ import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } f
 import { gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, RunStateDto } from '@lectern/contracts';
 import { assertBillingOk, type WorkspaceAccess } from './limits.js';
-import { indexCourse, materialOf, round2, screenPercent, type CourseIndex } from './served.js';
+import {
+  VersionCache,
+  round2,
+  runMaterial,
+  screenPercent,
+  type CourseIndex,
+  type RunMaterial,
+} from './served.js';
 import type { IdentityRef } from './completions.js';
 
 /**
@@ -51,14 +58,16 @@ interface LockedRow {
   fresh: boolean;
   course: {
     title: string;
-    screens: unknown[];
     status: string;
+    contentHash: string;
+    updatedAt: string;
     passingScore: string | number | null;
     quizFeedback: 'deferred' | 'immediate';
     locale: string;
     direction: 'ltr' | 'rtl';
   };
-  translation: Record<string, unknown> | null;
+  /** The version of the translation of the run's locale (id and `updated_at`), null when there is none. */
+  translation: string | null;
   identity: IdentityRef | null;
   workspace: {
     plan: WorkspaceAccess['plan'];
@@ -69,10 +78,11 @@ interface LockedRow {
 
 const RETURNING = `returning c.*,
   greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
-  (select json_build_object('title', co.title, 'screens', co.screens, 'status', co.status,
-          'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback, 'locale', co.locale,
-          'direction', co.direction) from courses co where co.id = c.course_id) as course,
-  (select t.content from course_translations t where t.course_id = c.course_id and t.locale = c.locale) as translation,
+  (select json_build_object('title', co.title, 'status', co.status, 'contentHash', co.content_hash,
+          'updatedAt', co.updated_at::text, 'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback,
+          'locale', co.locale, 'direction', co.direction) from courses co where co.id = c.course_id) as course,
+  (select t.id || ' ' || t.updated_at from course_translations t
+    where t.course_id = c.course_id and t.locale = c.locale) as translation,
   (select json_build_object('id', i.id, 'externalId', i.external_id, 'name', i.name, 'email', i.email)
      from identities i where i.id = c.identity_id) as identity,
   (select json_build_object('plan', w.plan, 'billingStatus', w.billing_status, 'graceUntil', w.grace_until)
@@ -126,6 +136,57 @@ async function lockRun(
     graceUntil: row.workspace.graceUntil ? new Date(row.workspace.graceUntil) : null,
   });
   return row;
+}
+
+/** Indexes of recent course versions: a batch reads the course's version, not its screens, when they are here. */
+const materials = new VersionCache<RunMaterial>(16);
+
+const materialKey = (
+  courseId: string,
+  course: { contentHash: string; updatedAt: string; locale: string },
+  locale: string,
+  translation: string | null,
+) =>
+  // The source is served when the run's locale is the course's own (a translation of it is then ignored).
+  [courseId, course.contentHash, course.updatedAt, locale === course.locale ? '' : (translation ?? '')].join(
+    '|',
+  );
+
+/**
+ * The source and served indexes the batch checks and grades against, for the course version the locked row
+ * names: from the cache, else read (screens and translation) and indexed once for every later batch of that
+ * version. A course edited between the two reads is indexed and cached under the version actually read.
+ */
+async function materialFor(tx: EntityManager, row: LockedRow): Promise<RunMaterial> {
+  const hit = materials.get(materialKey(row.course_id, row.course, row.locale, row.translation));
+  if (hit) return hit;
+  const [r] = await boundQuery<{
+    title: string;
+    screens: unknown[];
+    content_hash: string;
+    updated_at: string;
+    locale: string;
+    translation: { version: string; content: Record<string, unknown> } | null;
+  }>(
+    tx,
+    `select co.title, co.screens, co.content_hash, co.updated_at::text as updated_at, co.locale,
+            (select json_build_object('version', t.id || ' ' || t.updated_at, 'content', t.content)
+               from course_translations t where t.course_id = co.id and t.locale = ?) as translation
+       from courses co where co.id = ?`,
+    [row.locale, row.course_id],
+  );
+  const translated = r.translation && row.locale !== r.locale ? r.translation : null;
+  const material = runMaterial(r, translated?.content ?? null);
+  materials.set(
+    materialKey(
+      row.course_id,
+      { contentHash: r.content_hash, updatedAt: r.updated_at, locale: r.locale },
+      row.locale,
+      translated?.version ?? null,
+    ),
+    material,
+  );
+  return material;
 }
 
 const stateOf = (r: {
@@ -193,14 +254,7 @@ export async function applyBatch(
     }
     const course = row.course;
     // Events name the course by its source title; grading reads the material of the locale served.
-    const source = indexCourse(course.screens);
-    const material = materialOf(
-      { title: course.title, screens: course.screens, direction: course.direction, locale: course.locale },
-      row.translation && row.locale !== course.locale
-        ? { locale: row.locale, content: row.translation }
-        : null,
-    );
-    const served = indexCourse(material.screens);
+    const { source, served } = await materialFor(tx, row);
     checkEvents(batch, source);
 
     const opts = { secret: ports.answerKeySecret };

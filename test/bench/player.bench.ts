@@ -44,6 +44,7 @@ async function post<T>(url: string, body: unknown, token?: string): Promise<{ st
 async function pool(n: number, concurrency: number, job: (i: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -56,8 +57,16 @@ async function pool(n: number, concurrency: number, job: (i: number) => Promise<
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   latencies.sort((a, b) => a - b);
-  return { seconds, p50Ms: round(pct(latencies, 50)), p99Ms: round(pct(latencies, 99)) };
+  return {
+    seconds,
+    p50Ms: round(pct(latencies, 50)),
+    p99Ms: round(pct(latencies, 99)),
+    // CPU of this process (server, client and relay alike) per job, user + system: less swayed by other work on
+    // a shared machine than the wall-clock numbers.
+    cpuMsPerJob: round((cpu.user + cpu.system) / 1000 / n, 2),
+  };
 }
 
 /** Ten events: three screen changes, four graded answers, one poll answer, two time reports; never the last screen. */
@@ -159,16 +168,30 @@ export async function run(): Promise<Record<string, unknown>> {
         concurrency: CONCURRENCY,
         poolMax: app.rt.cfg.DB_POOL_MAX,
       },
-      opens: { perSec: round(RUNS / opens.seconds), p50Ms: opens.p50Ms, p99Ms: opens.p99Ms },
+      opens: {
+        perSec: round(RUNS / opens.seconds),
+        p50Ms: opens.p50Ms,
+        p99Ms: opens.p99Ms,
+        cpuMsPerOpen: opens.cpuMsPerJob,
+      },
       ingest: {
         eventsPerSec: perSec(ingest.seconds),
         batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
         p50Ms: ingest.p50Ms,
         p99Ms: ingest.p99Ms,
+        cpuMsPerBatch: ingest.cpuMsPerJob,
         outboxRowsWritten: after - before,
       },
-      baselineMultiRow: { eventsPerSec: perSec(multiRow.seconds), p99Ms: multiRow.p99Ms },
-      baselinePerEvent: { eventsPerSec: perSec(perEvent.seconds), p99Ms: perEvent.p99Ms },
+      baselineMultiRow: {
+        eventsPerSec: perSec(multiRow.seconds),
+        p99Ms: multiRow.p99Ms,
+        cpuMsPerBatch: multiRow.cpuMsPerJob,
+      },
+      baselinePerEvent: {
+        eventsPerSec: perSec(perEvent.seconds),
+        p99Ms: perEvent.p99Ms,
+        cpuMsPerBatch: perEvent.cpuMsPerJob,
+      },
       ratios: {
         ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
         ingestVsPerEvent: round(perEvent.seconds / ingest.seconds, 2),

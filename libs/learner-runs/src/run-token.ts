@@ -1,7 +1,6 @@
-import { createHmac, hkdfSync, webcrypto } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { AppError } from '@lectern/errors';
-import { VersionCache } from './served.js';
 
 /**
  * Run tokens: what a player sends (`Authorization: Bearer …`) with each events or retake call.
@@ -28,24 +27,6 @@ const AUDIENCE = 'lectern:run';
 /** `key` is read at each call, so a process without the key configured fails only when a run is opened. */
 export function runTokens(key: () => Uint8Array, ttlSeconds: number): RunTokens {
   const refuse = (why: string) => new AppError('unauthorized', `Run token refused: ${why}`);
-  // jose imports a raw key into a CryptoKey at every call: import it once (per key value read).
-  let imported: { raw: Uint8Array; key: Promise<webcrypto.CryptoKey> } | null = null;
-  const cryptoKey = () => {
-    const raw = key();
-    if (imported?.raw !== raw)
-      imported = {
-        raw,
-        key: webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, [
-          'sign',
-          'verify',
-        ]),
-      };
-    return imported.key;
-  };
-  // A run sends every batch with the same token. Run tokens are stateless (nothing revokes one before its
-  // exp), so a token that verified once is remembered until its exp and its later uses skip the signature
-  // check; the run it is bound to is compared at every use, and an expired one goes through jose again.
-  const verified = new VersionCache<{ claims: RunTokenClaims; exp: number }>(10_000);
   return {
     async sign({ completionId, workspaceId }) {
       return new SignJWT({ wid: workspaceId })
@@ -54,29 +35,19 @@ export function runTokens(key: () => Uint8Array, ttlSeconds: number): RunTokens 
         .setAudience(AUDIENCE)
         .setIssuedAt()
         .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-        .sign(await cryptoKey());
+        .sign(key());
     },
     async verify(token, completionId) {
-      const known = verified.get(token);
-      if (known && Date.now() / 1000 < known.exp) {
-        if (known.claims.completionId !== completionId) throw refuse('it belongs to another run');
-        return known.claims;
-      }
       let payload: Record<string, unknown>;
       try {
-        ({ payload } = await jwtVerify(token, await cryptoKey(), {
-          algorithms: ['HS256'],
-          audience: AUDIENCE,
-        }));
+        ({ payload } = await jwtVerify(token, key(), { algorithms: ['HS256'], audience: AUDIENCE }));
       } catch (err) {
         if (err instanceof errors.JWTExpired) throw refuse('it has expired; open the run again');
         throw refuse('it is not a valid run token of this service');
       }
       if (payload.sub !== completionId) throw refuse('it belongs to another run');
       if (typeof payload.wid !== 'string') throw refuse('it is not a valid run token of this service');
-      const claims = { completionId, workspaceId: payload.wid };
-      if (typeof payload.exp === 'number') verified.set(token, { claims, exp: payload.exp });
-      return claims;
+      return { completionId, workspaceId: payload.wid };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { boundQuery } from '@lectern/db';
 import { makeWorkspace, startTestApp } from '../support/context.js';
-import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
+import { anonymousId, publishedCourse } from '../support/player.js';
 import type { OpenRunResult } from '@lectern/contracts';
 
 /**
@@ -12,7 +12,9 @@ import type { OpenRunResult } from '@lectern/contracts';
  *      the same connection pool, with the same concurrency:
  *        multiRow:  one multi-row INSERT per batch (its rows in one statement, one commit);
  *        perEvent:  one INSERT (and commit) per row.
- * The player's own limits are off (0), so the numbers are the path's, not the limiter's. Numbers only.
+ * The player's own limits are off (0), so the numbers are the path's, not the limiter's. The load is sent with a
+ * bare `fetch` (no response-contract check, unlike the tests' client): the bench process also runs the server,
+ * so every client-side millisecond would be charged to the path. Numbers only.
  * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
@@ -23,10 +25,26 @@ const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
+/** POST a JSON body to the Player API; the parsed answer, or an error naming the status. */
+async function post<T>(url: string, body: unknown, token?: string): Promise<{ status: number; data: T }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
+  return { status: res.status, data: (JSON.parse(text) as { data: T }).data };
+}
+
 /** Runs `n` jobs with `concurrency` workers; returns the wall time and each job's latency (ms). */
 async function pool(n: number, concurrency: number, job: (i: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -39,8 +57,16 @@ async function pool(n: number, concurrency: number, job: (i: number) => Promise<
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   latencies.sort((a, b) => a - b);
-  return { seconds, p50Ms: round(pct(latencies, 50)), p99Ms: round(pct(latencies, 99)) };
+  return {
+    seconds,
+    p50Ms: round(pct(latencies, 50)),
+    p99Ms: round(pct(latencies, 99)),
+    // CPU of this process (server, client and relay alike) per job, user + system: less swayed by other work on
+    // a shared machine than the wall-clock numbers.
+    cpuMsPerJob: round((cpu.user + cpu.system) / 1000 / n, 2),
+  };
 }
 
 /** Ten events: three screen changes, four graded answers, one poll answer, two time reports; never the last screen. */
@@ -69,16 +95,14 @@ export async function run(): Promise<Record<string, unknown>> {
     const em = () => app.rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale');
     const courseId = await publishedCourse(app.base, ws.key);
-    const player = playerApi(app.url);
+    const runsUrl = `${app.url}/player/v1/runs`;
 
     // (a) opens
     const runs: OpenRunResult[] = new Array(RUNS);
     const opens = await pool(RUNS, CONCURRENCY, async (i) => {
-      const res = await player<OpenRunResult>('POST', '/runs', {
-        body: { courseId, anonymousId: anonymousId(100_000 + i) },
-      });
-      if (res.status !== 201) throw new Error(`open ${i}: ${res.status} ${res.text}`);
-      runs[i] = res.body.data;
+      const res = await post<OpenRunResult>(runsUrl, { courseId, anonymousId: anonymousId(100_000 + i) });
+      if (res.status !== 201) throw new Error(`open ${i}: ${res.status}`);
+      runs[i] = res.data;
     });
 
     // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
@@ -89,11 +113,11 @@ export async function run(): Promise<Record<string, unknown>> {
     const ingest = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
       const r = runs[j % RUNS];
       const b = Math.floor(j / RUNS);
-      const res = await player('POST', `/runs/${r.completion.id}/events`, {
-        token: r.runToken,
-        body: { batchId: `b${b}`, events: batchEvents(b) },
-      });
-      if (res.status !== 200) throw new Error(`batch ${j}: ${res.status} ${res.text}`);
+      await post(
+        `${runsUrl}/${r.completion.id}/events`,
+        { batchId: `b${b}`, events: batchEvents(b) },
+        r.runToken,
+      );
     });
     const [{ n: after }] = await boundQuery<{ n: number }>(
       em(),
@@ -144,16 +168,30 @@ export async function run(): Promise<Record<string, unknown>> {
         concurrency: CONCURRENCY,
         poolMax: app.rt.cfg.DB_POOL_MAX,
       },
-      opens: { perSec: round(RUNS / opens.seconds), p50Ms: opens.p50Ms, p99Ms: opens.p99Ms },
+      opens: {
+        perSec: round(RUNS / opens.seconds),
+        p50Ms: opens.p50Ms,
+        p99Ms: opens.p99Ms,
+        cpuMsPerOpen: opens.cpuMsPerJob,
+      },
       ingest: {
         eventsPerSec: perSec(ingest.seconds),
         batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
         p50Ms: ingest.p50Ms,
         p99Ms: ingest.p99Ms,
+        cpuMsPerBatch: ingest.cpuMsPerJob,
         outboxRowsWritten: after - before,
       },
-      baselineMultiRow: { eventsPerSec: perSec(multiRow.seconds), p99Ms: multiRow.p99Ms },
-      baselinePerEvent: { eventsPerSec: perSec(perEvent.seconds), p99Ms: perEvent.p99Ms },
+      baselineMultiRow: {
+        eventsPerSec: perSec(multiRow.seconds),
+        p99Ms: multiRow.p99Ms,
+        cpuMsPerBatch: multiRow.cpuMsPerJob,
+      },
+      baselinePerEvent: {
+        eventsPerSec: perSec(perEvent.seconds),
+        p99Ms: perEvent.p99Ms,
+        cpuMsPerBatch: perEvent.cpuMsPerJob,
+      },
       ratios: {
         ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
         ingestVsPerEvent: round(perEvent.seconds / ingest.seconds, 2),

@@ -4,14 +4,26 @@ import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } f
 import { gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, RunStateDto } from '@lectern/contracts';
 import { assertBillingOk, type WorkspaceAccess } from './limits.js';
-import { indexCourse, materialOf, round2, screenPercent, type CourseIndex } from './served.js';
+import {
+  VersionCache,
+  round2,
+  runMaterial,
+  screenPercent,
+  type CourseIndex,
+  type RunMaterial,
+} from './served.js';
 import type { IdentityRef } from './completions.js';
 
 /**
- * The events and retake calls of a run. Each is one transaction of two statements: the first locks the
- * completion row (every call of one run is serialised on it), counts the per-run rate window, claims the batch
- * id and reads everything the batch needs (course, translation, learner, workspace); the second writes the
- * row, the outbox events, the attempt of a finish and the batch's stored answer together.
+ * The events and retake calls of a run.
+ *
+ * An event batch is two statements and no explicit transaction: the first reads the run and everything the
+ * batch needs (course version, learner, workspace, whether the batch id was seen, the rate window); the second
+ * writes the row (with the rate count), the batch id and its stored answer, the outbox events and the attempt
+ * of a finish together, on the condition that the row is still the version read (`xmin`). A batch that lost a
+ * race with another call of the same run (the row changed in between) writes nothing and is applied again
+ * under the row lock (one transaction, as a retake always is). Every call of one run is thus serialised on its
+ * row either way, and the batch id's primary key makes a double claim fail the whole statement.
  */
 
 export interface IngestPorts {
@@ -48,17 +60,18 @@ interface LockedRow {
   last_event_at: Date;
   rate_window_count: number;
   retry_after: number;
-  fresh: boolean;
   course: {
     title: string;
-    screens: unknown[];
     status: string;
+    contentHash: string;
+    updatedAt: string;
     passingScore: string | number | null;
     quizFeedback: 'deferred' | 'immediate';
     locale: string;
     direction: 'ltr' | 'rtl';
   };
-  translation: Record<string, unknown> | null;
+  /** The version of the translation of the run's locale (id and `updated_at`), null when there is none. */
+  translation: string | null;
   identity: IdentityRef | null;
   workspace: {
     plan: WorkspaceAccess['plan'];
@@ -67,16 +80,18 @@ interface LockedRow {
   };
 }
 
-const RETURNING = `returning c.*,
+const RUN_COLUMNS = `c.*,
   greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
-  (select json_build_object('title', co.title, 'screens', co.screens, 'status', co.status,
-          'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback, 'locale', co.locale,
-          'direction', co.direction) from courses co where co.id = c.course_id) as course,
-  (select t.content from course_translations t where t.course_id = c.course_id and t.locale = c.locale) as translation,
+  (select json_build_object('title', co.title, 'status', co.status, 'contentHash', co.content_hash,
+          'updatedAt', co.updated_at::text, 'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback,
+          'locale', co.locale, 'direction', co.direction) from courses co where co.id = c.course_id) as course,
+  (select t.id || ' ' || t.updated_at from course_translations t
+    where t.course_id = c.course_id and t.locale = c.locale) as translation,
   (select json_build_object('id', i.id, 'externalId', i.external_id, 'name', i.name, 'email', i.email)
      from identities i where i.id = c.identity_id) as identity,
   (select json_build_object('plan', w.plan, 'billingStatus', w.billing_status, 'graceUntil', w.grace_until)
      from workspaces w where w.id = c.workspace_id) as workspace`;
+const RETURNING = `returning ${RUN_COLUMNS}`;
 
 export const RATE_SET = `rate_window_count = case when c.rate_window_start <= clock_timestamp() - interval '1 minute'
                                          then 1 else c.rate_window_count + 1 end,
@@ -84,32 +99,61 @@ export const RATE_SET = `rate_window_count = case when c.rate_window_start <= cl
                            then clock_timestamp() else c.rate_window_start end`;
 
 /** Locks the run, counts the call in the run's rate window and checks the course and workspace still serve. */
-async function lockRun(
-  tx: EntityManager,
-  ports: IngestPorts,
-  ref: RunRef,
-  batchId: string | null,
-  now: Date,
-): Promise<LockedRow> {
-  const claim = batchId
-    ? `with claim as (
-         insert into completion_batches (completion_id, batch_id, created_at)
-         select c0.id, ?, ? from completions c0 where c0.id = ? and c0.workspace_id = ?
-         on conflict do nothing returning 1) `
-    : '';
+async function lockRun(tx: EntityManager, ports: IngestPorts, ref: RunRef): Promise<LockedRow> {
   const [row] = await boundQuery<LockedRow>(
     tx,
-    `${claim}update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
-     ${RETURNING}, ${batchId ? 'exists (select 1 from claim)' : 'true'} as fresh`,
-    [
-      ...(batchId ? [batchId, now, ref.completionId, ref.workspaceId] : []),
+    `update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ? ${RETURNING}`,
+    [ref.completionId, ref.workspaceId],
+  );
+  return checkRun(ports, row, row?.rate_window_count);
+}
+
+interface ReadRow extends LockedRow {
+  /** The row version read (`xmin`): the batch's writes apply only to this version. */
+  version: string;
+  /** What the call's count in the run's rate window will be once it is counted. */
+  calls_in_window: number;
+  /** Whether this batch id was applied already, and what it answered. */
+  seen: boolean;
+  response: EventBatchResultDto | null;
+}
+
+/**
+ * Reads the run as a batch needs it, counting nothing: `rate_window_count` is what the count will be once this
+ * call is counted (the batch's write counts it). With `lock`, inside a transaction, the row is locked first,
+ * so what is read cannot change before the write.
+ */
+async function readRun(
+  em: EntityManager,
+  ports: IngestPorts,
+  ref: RunRef,
+  batchId: string,
+  lock: boolean,
+): Promise<ReadRow> {
+  if (lock)
+    await boundQuery(em, 'select 1 from completions where id = ? and workspace_id = ? for update', [
       ref.completionId,
       ref.workspaceId,
-    ],
+    ]);
+  const [row] = await boundQuery<ReadRow>(
+    em,
+    `select ${RUN_COLUMNS}, c.xmin::text as version,
+       case when c.rate_window_start <= clock_timestamp() - interval '1 minute' then 1
+            else c.rate_window_count + 1 end as calls_in_window,
+       b.batch_id is not null as seen, b.response
+       from completions c
+       left join completion_batches b on b.completion_id = c.id and b.batch_id = ?
+      where c.id = ? and c.workspace_id = ?`,
+    [batchId, ref.completionId, ref.workspaceId],
   );
+  return checkRun(ports, row, row?.calls_in_window);
+}
+
+/** 404 for a deleted run or an unpublished course, 429 past the run's rate window, 402 for a blocked workspace. */
+function checkRun<T extends LockedRow>(ports: IngestPorts, row: T | undefined, calls = 0): T {
   // The run was deleted (with its course or learner) after its token was issued.
   if (!row) throw notFound('Run');
-  if (ports.perRunPerMinute > 0 && row.rate_window_count > ports.perRunPerMinute) {
+  if (ports.perRunPerMinute > 0 && calls > ports.perRunPerMinute) {
     throw new AppError(
       'rate_limited',
       `Too many calls for this run: at most ${ports.perRunPerMinute} a minute`,
@@ -126,6 +170,57 @@ async function lockRun(
     graceUntil: row.workspace.graceUntil ? new Date(row.workspace.graceUntil) : null,
   });
   return row;
+}
+
+/** Indexes of recent course versions: a batch reads the course's version, not its screens, when they are here. */
+const materials = new VersionCache<RunMaterial>(16);
+
+const materialKey = (
+  courseId: string,
+  course: { contentHash: string; updatedAt: string; locale: string },
+  locale: string,
+  translation: string | null,
+) =>
+  // The source is served when the run's locale is the course's own (a translation of it is then ignored).
+  [courseId, course.contentHash, course.updatedAt, locale === course.locale ? '' : (translation ?? '')].join(
+    '|',
+  );
+
+/**
+ * The source and served indexes the batch checks and grades against, for the course version the locked row
+ * names: from the cache, else read (screens and translation) and indexed once for every later batch of that
+ * version. A course edited between the two reads is indexed and cached under the version actually read.
+ */
+async function materialFor(tx: EntityManager, row: LockedRow): Promise<RunMaterial> {
+  const hit = materials.get(materialKey(row.course_id, row.course, row.locale, row.translation));
+  if (hit) return hit;
+  const [r] = await boundQuery<{
+    title: string;
+    screens: unknown[];
+    content_hash: string;
+    updated_at: string;
+    locale: string;
+    translation: { version: string; content: Record<string, unknown> } | null;
+  }>(
+    tx,
+    `select co.title, co.screens, co.content_hash, co.updated_at::text as updated_at, co.locale,
+            (select json_build_object('version', t.id || ' ' || t.updated_at, 'content', t.content)
+               from course_translations t where t.course_id = co.id and t.locale = ?) as translation
+       from courses co where co.id = ?`,
+    [row.locale, row.course_id],
+  );
+  const translated = r.translation && row.locale !== r.locale ? r.translation : null;
+  const material = runMaterial(r, translated?.content ?? null);
+  materials.set(
+    materialKey(
+      row.course_id,
+      { contentHash: r.content_hash, updatedAt: r.updated_at, locale: r.locale },
+      row.locale,
+      translated?.version ?? null,
+    ),
+    material,
+  );
+  return material;
 }
 
 const stateOf = (r: {
@@ -181,187 +276,210 @@ export async function applyBatch(
   batch: EventBatch,
   now = new Date(),
 ): Promise<EventBatchResultDto> {
+  const fast = await tryBatch(ports.em, ports, ref, batch, now, false);
+  if (fast) return fast;
+  // Another call of this run changed the row between the read and the write: apply it again under the lock.
   return ports.em.transactional(async (tx) => {
-    const row = await lockRun(tx, ports, ref, batch.batchId, now);
-    if (!row.fresh) {
-      const [prev] = await boundQuery<{ response: EventBatchResultDto | null }>(
-        tx,
-        'select response from completion_batches where completion_id = ? and batch_id = ?',
-        [row.id, batch.batchId],
-      );
-      return prev?.response ?? { completion: stateOf(row) };
-    }
-    const course = row.course;
-    // Events name the course by its source title; grading reads the material of the locale served.
-    const source = indexCourse(course.screens);
-    const material = materialOf(
-      { title: course.title, screens: course.screens, direction: course.direction, locale: course.locale },
-      row.translation && row.locale !== course.locale
-        ? { locale: row.locale, content: row.translation }
-        : null,
-    );
-    const served = indexCourse(material.screens);
-    checkEvents(batch, source);
+    const locked = await tryBatch(tx, ports, ref, batch, now, true);
+    if (!locked) throw new Error(`batch ${batch.batchId} of ${ref.completionId} not applied under the lock`);
+    return locked;
+  });
+}
 
-    const opts = { secret: ports.answerKeySecret };
-    const ident = row.identity;
-    const courseRef = { id: row.course_id, title: course.title };
-    const events: PreparedEvent[] = [];
-    const emit: typeof prepareEvent = (ws, type, data) => {
-      const ev = prepareEvent(ws, type, data, now);
-      events.push(ev);
-      return ev;
-    };
-    const passOpen = (row.attempt ?? 0) < row.pass;
-    const answers = { ...row.answers };
-    let lastScreenId = row.last_screen_id;
-    let progress = Number(row.progress_percent);
-    let reachedEnd = false;
-    let claimed = 0;
-    const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
-    const total = source.screens.length;
+const UNIQUE_VIOLATION = '23505';
 
-    for (const e of batch.events) {
-      if (e.type === 'time') {
-        claimed += e.seconds;
-      } else if (e.type === 'screen') {
-        if (e.screenId === lastScreenId) continue;
-        const index = source.screenIndex.get(e.screenId)!;
-        const percent = screenPercent(index, total);
-        lastScreenId = e.screenId;
-        emit(row.workspace_id, 'course.progress', {
-          course: { ...courseRef, totalScreens: total },
-          screen: { id: e.screenId, title: source.screens[index].title, index },
-          percent,
-          identity: ident,
-        });
-        if (passOpen) {
-          progress = Math.max(progress, percent);
-          if (index === total - 1) reachedEnd = true;
-        }
-      } else if (passOpen) {
-        // Answers after the pass finished (a learner reviewing) are neither stored nor graded.
-        answers[e.blockId] = e.answer;
-        const at = served.blocks.get(e.blockId)!;
-        if (!served.graded.includes(e.blockId)) continue;
-        const correct = gradeAnswer(at.block.raw, e.answer, opts);
-        const src = source.blocks.get(e.blockId)!;
-        emit(row.workspace_id, 'course.answered', {
-          course: courseRef,
-          screen: { id: src.screen.id, title: src.screen.title },
-          block: { id: e.blockId, type: src.block.type },
+/** Applies the batch if the row is still the version read; null when another call changed it first. */
+async function tryBatch(
+  em: EntityManager,
+  ports: IngestPorts,
+  ref: RunRef,
+  batch: EventBatch,
+  now: Date,
+  lock: boolean,
+): Promise<EventBatchResultDto | null> {
+  const row = await readRun(em, ports, ref, batch.batchId, lock);
+  if (row.seen) {
+    // A retry is answered as the first delivery was, and counted in the run's window like any call.
+    await boundQuery(em, `update completions c set ${RATE_SET} where c.id = ?`, [row.id]);
+    return row.response ?? { completion: stateOf(row) };
+  }
+  const course = row.course;
+  // Events name the course by its source title; grading reads the material of the locale served.
+  const { source, served } = await materialFor(em, row);
+  checkEvents(batch, source);
+
+  const opts = { secret: ports.answerKeySecret };
+  const ident = row.identity;
+  const courseRef = { id: row.course_id, title: course.title };
+  const events: PreparedEvent[] = [];
+  const emit: typeof prepareEvent = (ws, type, data) => {
+    const ev = prepareEvent(ws, type, data, now);
+    events.push(ev);
+    return ev;
+  };
+  const passOpen = (row.attempt ?? 0) < row.pass;
+  const answers = { ...row.answers };
+  let lastScreenId = row.last_screen_id;
+  let progress = Number(row.progress_percent);
+  let reachedEnd = false;
+  let claimed = 0;
+  const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
+  const total = source.screens.length;
+
+  for (const e of batch.events) {
+    if (e.type === 'time') {
+      claimed += e.seconds;
+    } else if (e.type === 'screen') {
+      if (e.screenId === lastScreenId) continue;
+      const index = source.screenIndex.get(e.screenId)!;
+      const percent = screenPercent(index, total);
+      lastScreenId = e.screenId;
+      emit(row.workspace_id, 'course.progress', {
+        course: { ...courseRef, totalScreens: total },
+        screen: { id: e.screenId, title: source.screens[index].title, index },
+        percent,
+        identity: ident,
+      });
+      if (passOpen) {
+        progress = Math.max(progress, percent);
+        if (index === total - 1) reachedEnd = true;
+      }
+    } else if (passOpen) {
+      // Answers after the pass finished (a learner reviewing) are neither stored nor graded.
+      answers[e.blockId] = e.answer;
+      const at = served.blocks.get(e.blockId)!;
+      if (!served.graded.includes(e.blockId)) continue;
+      const correct = gradeAnswer(at.block.raw, e.answer, opts);
+      const src = source.blocks.get(e.blockId)!;
+      emit(row.workspace_id, 'course.answered', {
+        course: courseRef,
+        screen: { id: src.screen.id, title: src.screen.title },
+        block: { id: e.blockId, type: src.block.type },
+        correct,
+        identity: ident,
+      });
+      if (course.quizFeedback === 'immediate') {
+        const explanation = at.block.raw.explanation;
+        feedback.push({
+          blockId: e.blockId,
           correct,
-          identity: ident,
+          ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
         });
-        if (course.quizFeedback === 'immediate') {
-          const explanation = at.block.raw.explanation;
-          feedback.push({
-            blockId: e.blockId,
-            correct,
-            ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
-          });
-        }
       }
     }
+  }
 
-    // Reported time never exceeds the wall time since the run's previous call (or its open).
-    const wall = Math.max(0, Math.ceil((now.getTime() - new Date(row.last_event_at).getTime()) / 1000));
-    const credit = Math.min(claimed, wall);
-    const next = {
-      status: row.status,
-      score: null as number | null,
-      attempt: row.attempt,
-      passTime: row.pass_time_seconds + credit,
-      timeSpent: row.time_spent_seconds + credit,
-    };
-    let result: EventBatchResultDto['result'];
-    let attemptRow: unknown[] | null = null;
-    let finishSet = '';
-    const finishParams: unknown[] = [];
-    if (reachedEnd) {
-      const verdicts = served.graded.map((blockId) => ({
-        blockId,
-        correct:
-          Object.hasOwn(answers, blockId) &&
-          gradeAnswer(served.blocks.get(blockId)!.block.raw, answers[blockId], opts),
-      }));
-      const correct = verdicts.filter((v) => v.correct).length;
-      const percent = verdicts.length ? round2((correct / verdicts.length) * 100) : null;
-      const passingScore = course.passingScore === null ? null : Number(course.passingScore);
-      const passed = passingScore === null ? null : percent === null ? true : percent >= passingScore;
-      const attempt = row.pass;
-      progress = 100;
-      next.status = 'completed';
-      next.attempt = attempt;
-      emit(row.workspace_id, 'course.completed', {
-        course: { ...courseRef, contentHash: row.content_hash },
-        identity: ident,
-        completionId: row.id,
-        attempt,
-        source: row.source,
-        score: { correct, total: verdicts.length, percent },
-        passed,
-        passingScore,
-        answers: verdicts,
-        startedAt: new Date(row.pass_started_at).toISOString(),
-        completedAt: now.toISOString(),
-        timeSpentSeconds: next.passTime,
-      });
-      result = { score: percent, passed, attempt };
-      finishSet = `, status = 'completed', score = ?, passed_at_completion = ?, passing_score_at_completion = ?,
+  const answersJson = JSON.stringify(answers);
+  // Reported time never exceeds the wall time since the run's previous call (or its open).
+  const wall = Math.max(0, Math.ceil((now.getTime() - new Date(row.last_event_at).getTime()) / 1000));
+  const credit = Math.min(claimed, wall);
+  const next = {
+    status: row.status,
+    score: null as number | null,
+    attempt: row.attempt,
+    passTime: row.pass_time_seconds + credit,
+    timeSpent: row.time_spent_seconds + credit,
+  };
+  let result: EventBatchResultDto['result'];
+  let attemptRow: unknown[] | null = null;
+  let finishSet = '';
+  const finishParams: unknown[] = [];
+  if (reachedEnd) {
+    const verdicts = served.graded.map((blockId) => ({
+      blockId,
+      correct:
+        Object.hasOwn(answers, blockId) &&
+        gradeAnswer(served.blocks.get(blockId)!.block.raw, answers[blockId], opts),
+    }));
+    const correct = verdicts.filter((v) => v.correct).length;
+    const percent = verdicts.length ? round2((correct / verdicts.length) * 100) : null;
+    const passingScore = course.passingScore === null ? null : Number(course.passingScore);
+    const passed = passingScore === null ? null : percent === null ? true : percent >= passingScore;
+    const attempt = row.pass;
+    progress = 100;
+    next.status = 'completed';
+    next.attempt = attempt;
+    emit(row.workspace_id, 'course.completed', {
+      course: { ...courseRef, contentHash: row.content_hash },
+      identity: ident,
+      completionId: row.id,
+      attempt,
+      source: row.source,
+      score: { correct, total: verdicts.length, percent },
+      passed,
+      passingScore,
+      answers: verdicts,
+      startedAt: new Date(row.pass_started_at).toISOString(),
+      completedAt: now.toISOString(),
+      timeSpentSeconds: next.passTime,
+    });
+    result = { score: percent, passed, attempt };
+    finishSet = `, status = 'completed', score = ?, passed_at_completion = ?, passing_score_at_completion = ?,
         attempt = ?, completed_at = ?`;
-      finishParams.push(percent, passed, passingScore, attempt, now);
-      attemptRow = [
-        newId('att'),
-        row.workspace_id,
-        row.id,
-        row.course_id,
-        ident?.id ?? null,
-        attempt,
-        percent,
-        passed,
-        passingScore,
-        row.content_hash,
-        row.source,
-        row.locale,
-        next.passTime,
-        row.pass_started_at,
-        now,
-        JSON.stringify(answers),
-      ];
-    }
+    finishParams.push(percent, passed, passingScore, attempt, now);
+    attemptRow = [
+      newId('att'),
+      row.workspace_id,
+      row.id,
+      row.course_id,
+      ident?.id ?? null,
+      attempt,
+      percent,
+      passed,
+      passingScore,
+      row.content_hash,
+      row.source,
+      row.locale,
+      next.passTime,
+      row.pass_started_at,
+      now,
+      answersJson,
+    ];
+  }
 
-    const response: EventBatchResultDto = {
-      completion: { status: next.status, attempt: next.attempt, progressPercent: progress, lastScreenId },
-      ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
-      ...(result ? { result } : {}),
-    };
-    const ctes: string[] = [];
-    const params: unknown[] = [];
-    ctes.push(`upd as (update completions set time_spent_seconds = ?, pass_time_seconds = ?, last_screen_id = ?,
-        progress_percent = ?, answers = ?::jsonb, last_seen_at = ?, last_event_at = ?${finishSet}
-      where id = ? returning 1)`);
-    params.push(next.timeSpent, next.passTime, lastScreenId, progress, JSON.stringify(answers), now, now);
-    params.push(...finishParams, row.id);
-    if (events.length) {
-      ctes.push(
-        `ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_RECORDSET} returning 1)`,
-      );
-      params.push(outboxRecordset(events));
-    }
-    if (attemptRow) {
-      ctes.push(`att as (insert into attempts (id, workspace_id, completion_id, course_id, identity_id, attempt, score,
-          passed, passing_score, content_hash, source, locale, time_spent_seconds, started_at, completed_at, answers)
-        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb) returning 1)`);
-      params.push(...attemptRow);
-    }
+  const response: EventBatchResultDto = {
+    completion: { status: next.status, attempt: next.attempt, progressPercent: progress, lastScreenId },
+    ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
+    ...(result ? { result } : {}),
+  };
+  // One statement, all or nothing: the row (only if still the version read, the call counted in its window),
+  // the batch id with its answer, the events and the attempt (each only if the row was written).
+  const ctes: string[] = [];
+  const params: unknown[] = [];
+  ctes.push(`upd as (update completions c set time_spent_seconds = ?, pass_time_seconds = ?, last_screen_id = ?,
+        progress_percent = ?, answers = ?::jsonb, last_seen_at = ?, last_event_at = ?, ${RATE_SET}${finishSet}
+      where c.id = ? and c.xmin::text = ? returning 1)`);
+  params.push(next.timeSpent, next.passTime, lastScreenId, progress, answersJson, now, now);
+  params.push(...finishParams, row.id, row.version);
+  ctes.push(`b as (insert into completion_batches (completion_id, batch_id, created_at, response)
+      select ?, ?, ?::timestamptz, ?::jsonb from upd returning 1)`);
+  params.push(row.id, batch.batchId, now, JSON.stringify(response));
+  if (events.length) {
     ctes.push(
-      `b as (update completion_batches set response = ?::jsonb where completion_id = ? and batch_id = ? returning 1)`,
+      `ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_RECORDSET}
+          where exists (select 1 from upd) returning 1)`,
     );
-    params.push(JSON.stringify(response), row.id, batch.batchId);
-    await boundQuery(tx, `with ${ctes.join(',\n')} select 1`, params);
-    return response;
-  });
+    params.push(outboxRecordset(events));
+  }
+  if (attemptRow) {
+    ctes.push(`att as (insert into attempts (id, workspace_id, completion_id, course_id, identity_id, attempt, score,
+          passed, passing_score, content_hash, source, locale, time_spent_seconds, started_at, completed_at, answers)
+        select ?, ?, ?, ?, ?, ?::int, ?::numeric, ?::boolean, ?::numeric, ?, ?, ?, ?::int, ?::timestamptz,
+               ?::timestamptz, ?::jsonb from upd returning 1)`);
+    params.push(...attemptRow);
+  }
+  try {
+    const [{ applied }] = await boundQuery<{ applied: number }>(
+      em,
+      `with ${ctes.join(',\n')} select count(*)::int as applied from upd`,
+      params,
+    );
+    return applied ? response : null;
+  } catch (err) {
+    // The batch id was claimed by a concurrent delivery of the same batch: nothing of this statement stays.
+    if (!lock && (err as { code?: unknown }).code === UNIQUE_VIOLATION) return null;
+    throw err;
+  }
 }
 
 /**
@@ -371,7 +489,7 @@ export async function applyBatch(
  */
 export async function retakeRun(ports: IngestPorts, ref: RunRef, now = new Date()): Promise<RunStateDto> {
   return ports.em.transactional(async (tx) => {
-    const row = await lockRun(tx, ports, ref, null, now);
+    const row = await lockRun(tx, ports, ref);
     if (row.attempt === null)
       throw new AppError('conflict', 'Nothing to retake: this run has not been finished yet');
     const [r] = await boundQuery<{

@@ -81,17 +81,18 @@ export async function assertMayServe(
 export async function countView(em: EntityManager, ws: WorkspaceAccess, now = new Date()): Promise<void> {
   const plan = PLANS[ws.plan];
   const cap = plan.hardCapViews ? plan.monthlyViews : null;
-  const rows = await em.transactional(async (tx) => {
-    await boundQuery(tx, 'set local synchronous_commit to off');
-    return boundQuery<{ count: string }>(
-      tx,
-      `insert into usage_counters as u (workspace_id, month, metric, count) values (?, ?, 'views', 1)
-       on conflict (workspace_id, month, metric) do update set count = u.count + 1
-         where ?::bigint is null or u.count < ?::bigint
-       returning count`,
-      [ws.id, usageMonth(now), cap, cap],
-    );
-  });
+  // One statement, its own implicit transaction: set_config(…, true) lasts until that transaction's commit,
+  // which is when synchronous_commit is read.
+  const rows = await boundQuery<{ count: string }>(
+    em,
+    `with async_commit as (select set_config('synchronous_commit', 'off', true))
+     insert into usage_counters as u (workspace_id, month, metric, count)
+     select ?, ?, 'views', 1 from async_commit
+     on conflict (workspace_id, month, metric) do update set count = u.count + 1
+       where ?::bigint is null or u.count < ?::bigint
+     returning count`,
+    [ws.id, usageMonth(now), cap, cap],
+  );
   if (rows.length === 0) checkAccess({ workspace: ws, viewsThisMonth: cap ?? 0 }, now);
 }
 

@@ -1,6 +1,6 @@
 import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
-import { recordEvent } from '@lectern/events';
+import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent } from '@lectern/events';
 import { upsertIdentities } from '@lectern/identities';
 import type { OpenRun, OpenRunResult } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
@@ -8,7 +8,14 @@ import type { RunTokens } from './run-token.js';
 import type { TrackingTokens } from './tracking-token.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
 import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
-import { learnerCourse, materialOf, pickLocale, type CourseRow, type ThemeRow } from './served.js';
+import {
+  learnerCourse,
+  learnerView,
+  pickLocale,
+  type CourseRow,
+  type ServedTranslation,
+  type ThemeRow,
+} from './served.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
 interface PublishedRow {
@@ -17,6 +24,7 @@ interface PublishedRow {
   title: string;
   screens: unknown[];
   content_hash: string;
+  updated_at: string;
   direction: 'ltr' | 'rtl';
   locale: string;
   passing_score: string | null;
@@ -44,7 +52,7 @@ export interface PublishedCourse {
 export async function findPublishedCourse(em: EntityManager, courseId: string): Promise<PublishedCourse> {
   const [r] = await boundQuery<PublishedRow>(
     em,
-    `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.direction, c.locale, c.passing_score, c.quiz_feedback,
+    `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.updated_at::text as updated_at, c.direction, c.locale, c.passing_score, c.quiz_feedback,
             c.navigation, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
@@ -65,6 +73,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       passingScore: r.passing_score === null ? null : Number(r.passing_score),
       quizFeedback: r.quiz_feedback,
       navigation: r.navigation,
+      version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {
       id: r.workspace_id,
@@ -167,16 +176,16 @@ export async function openRun(
   assertBillingOk(workspace, now);
 
   const locale = pickLocale(course.locale, published.translated, input.lang);
-  let translation: { locale: string; content: Record<string, unknown> } | null = null;
+  let translation: ServedTranslation | null = null;
   if (locale !== course.locale) {
-    const [t] = await boundQuery<{ content: Record<string, unknown> }>(
+    const [t] = await boundQuery<{ content: Record<string, unknown>; version: string }>(
       ports.em,
-      'select content from course_translations where course_id = ? and locale = ?',
+      `select content, id || ' ' || updated_at as version from course_translations where course_id = ? and locale = ?`,
       [course.id, locale],
     );
-    if (t) translation = { locale, content: t.content };
+    if (t) translation = { locale, content: t.content, version: t.version };
   }
-  const material = materialOf(course, translation);
+  const { material, screens } = learnerView(course, translation, ports.answerKeySecret);
 
   // Counted first: a spent allowance refuses the open (402) before anything is written.
   await countView(ports.em, workspace, now);
@@ -195,9 +204,13 @@ export async function openRun(
       // only happens for the same source and a clash answers 409.
       // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
       // the material its result was judged against.
+      const viewed = prepareEvent(workspace.id, 'course.viewed', {
+        course: { id: course.id, title: course.title },
+        identity: eventIdentityOf(identity),
+      });
       const [row] = await boundQuery<CompletionRow>(
         tx,
-        `insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
+        `with c0 as (insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
               pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)
        values (?, ?, ?, ?, ?, ?, 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
        on conflict ${conflict} do update set
@@ -207,7 +220,10 @@ export async function openRun(
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        where c.source = excluded.source
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
-                 (xmax = 0) as inserted`,
+                 (xmax = 0) as inserted),
+       ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
+              ${OUTBOX_RECORDSET} where exists (select 1 from c0))
+       select * from c0`,
         [
           newId('cmp'),
           workspace.id,
@@ -222,6 +238,7 @@ export async function openRun(
           now,
           now,
           now,
+          outboxRecordset([viewed]),
         ],
       );
       if (!row)
@@ -229,10 +246,6 @@ export async function openRun(
           'conflict',
           `This learner already has a run of this course recorded with another source than ${source}`,
         );
-      recordEvent(tx, workspace.id, 'course.viewed', {
-        course: { id: course.id, title: course.title },
-        identity: eventIdentityOf(identity),
-      });
       return row;
     })
     .catch(async (err: unknown) => {
@@ -254,7 +267,7 @@ export async function openRun(
         answers: row.answers,
         locale: row.locale,
       },
-      course: learnerCourse(course, material, theme, ports.answerKeySecret),
+      course: learnerCourse(course, material, theme, ports.answerKeySecret, screens),
     },
   };
 }

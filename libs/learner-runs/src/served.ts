@@ -7,6 +7,34 @@ import type { PlayerCourseDto } from '@lectern/contracts';
  * text the learner read (a translated fill-in-the-blank accepts the translated answers).
  */
 
+/**
+ * A small least-recently-used map, per process. Used for what is derived from a course version (its indexes,
+ * its learner view): the key names the version (course id, `updated_at`, content hash, locale, translation
+ * `updated_at`), so an edit makes a new key and an old entry is simply never asked for again. Bounded by
+ * entries, not bytes: a course is at most a few MB, so the bound keeps the worst case to a few hundred MB and
+ * the usual case (a handful of live courses) to almost nothing.
+ */
+export class VersionCache<T> {
+  private readonly map = new Map<string, T>();
+  constructor(private readonly max: number) {}
+
+  get(key: string): T | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      // Re-inserting moves the key to the end: the Map's order is the recency order.
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, value: T): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+}
+
 export interface CourseRow {
   id: string;
   contentHash: string;
@@ -17,6 +45,8 @@ export interface CourseRow {
   passingScore: number | null;
   quizFeedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
+  version?: string;
 }
 
 export interface ThemeRow {
@@ -75,11 +105,54 @@ export function materialOf(
   };
 }
 
+/** The translation a run is served, as read; `version` (id and `updated_at`) names what it holds. */
+export interface ServedTranslation {
+  locale: string;
+  content: Record<string, unknown>;
+  version?: string;
+}
+
+type LearnerScreens = PlayerCourseDto['screens'];
+const learnerViews = new VersionCache<{ material: Material; screens: LearnerScreens }>(32);
+
+/**
+ * `materialOf` and the learner view of it (`stripAnswerKeys`), computed once per course version, locale and
+ * translation version: every open of a published course serves the same screens until the course or its
+ * translation is edited (which changes the key). Without versions (a caller that has none) nothing is cached.
+ */
+export function learnerView(
+  course: CourseRow,
+  translation: ServedTranslation | null,
+  answerKeySecret: string,
+): { material: Material; screens: LearnerScreens } {
+  const versioned = course.version !== undefined && (!translation || translation.version !== undefined);
+  const key = versioned
+    ? [
+        course.id,
+        course.version,
+        translation?.locale ?? '',
+        translation?.version ?? '',
+        answerKeySecret,
+      ].join('|')
+    : null;
+  const hit = key ? learnerViews.get(key) : undefined;
+  if (hit) return hit;
+  const material = materialOf(course, translation);
+  const view = {
+    material,
+    screens: stripAnswerKeys(material.screens, { secret: answerKeySecret }) as LearnerScreens,
+  };
+  if (key) learnerViews.set(key, view);
+  return view;
+}
+
+/** `screens`, when given, is the learner view already computed (`learnerView`). */
 export function learnerCourse(
   course: CourseRow,
   material: Material,
   theme: ThemeRow | null,
   answerKeySecret: string,
+  screens?: LearnerScreens,
 ): PlayerCourseDto {
   return {
     id: course.id,
@@ -98,7 +171,7 @@ export function learnerCourse(
           customFonts: theme.customFonts as PlayerTheme['customFonts'],
         }
       : null,
-    screens: stripAnswerKeys(material.screens, { secret: answerKeySecret }) as PlayerCourseDto['screens'],
+    screens: screens ?? (stripAnswerKeys(material.screens, { secret: answerKeySecret }) as LearnerScreens),
   };
 }
 
@@ -145,6 +218,22 @@ export function indexCourse(screens: unknown): CourseIndex {
     }
   }
   return out;
+}
+
+/** What the event batches of a run check and grade against: the source course's index and the served locale's. */
+export interface RunMaterial {
+  source: CourseIndex;
+  served: CourseIndex;
+}
+
+/** `translation` applied when the run is served a translation, else the source itself. */
+export function runMaterial(
+  course: { title: string; screens: unknown },
+  translation: Record<string, unknown> | null,
+): RunMaterial {
+  const base = { title: course.title, screens: Array.isArray(course.screens) ? course.screens : [] };
+  const source = indexCourse(base.screens);
+  return { source, served: translation ? indexCourse(applyTranslation(base, translation).screens) : source };
 }
 
 /** Position of a screen as a percentage of the course, 2 decimals: the last screen is 100. */

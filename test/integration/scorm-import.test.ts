@@ -6,7 +6,14 @@ import { closeRuntime } from '@lectern/runtime';
 import { createCourse } from '@lectern/authoring';
 import { isAppError } from '@lectern/errors';
 import { runSyncJob, type JobWorkerHandle } from '@lectern/jobs';
-import { SCORM_BLOB, SCORM_IMPORT_KIND, startScormImportWorker } from '@lectern/scorm';
+import {
+  SCORM_BLOB,
+  SCORM_IMPORT_KIND,
+  startScormExportWorker,
+  startScormImportWorker,
+} from '@lectern/scorm';
+import { getZip } from '../support/scorm.js';
+import { buildPlayerOnce } from '../support/player-browser.js';
 import {
   makeWorkspace,
   startTestApp,
@@ -50,16 +57,24 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
   let app: TestApp;
   let workerRt: TestRuntime;
   let worker: JobWorkerHandle;
+  let exporter: JobWorkerHandle;
   let ws: TestWorkspace;
 
   before(async () => {
     app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
     workerRt = await testRuntime('scorm-worker');
     worker = await startScormImportWorker(workerRt);
+    exporter = await startScormExportWorker(workerRt, {
+      assetsDir: (await buildPlayerOnce()).dir,
+      allowPrivate: false,
+      fontMaxBytes: 100_000,
+      fontTimeoutMs: 5_000,
+    });
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM import');
   });
   after(async () => {
     await worker?.stop();
+    await exporter?.stop();
     if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
     await app?.close();
   });
@@ -121,9 +136,20 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
         data: { locale: string; content: Record<string, string>; stalePaths: string[] }[];
       }>(app.base, 'GET', `/courses/${String(source.id)}/translations`, { key: ws.key });
 
-      const res = await importScorm(app.base, ws.key, exportedPackageOf(source, translations.body.data));
+      // The real export (its manifest validated against the XSDs by getZip), in both versions.
+      const packages: Buffer[] = [];
+      for (const version of ['scorm2004', 'scorm12']) {
+        const zip = await getZip(app.base, ws.key, `/courses/${String(source.id)}/scorm?version=${version}`);
+        expect(zip.status, JSON.stringify(zip.error)).to.equal(200);
+        packages.push(zip.bytes);
+      }
+      const res = await importScorm(app.base, ws.key, packages[0]);
       expect(res.status, res.text).to.equal(201);
       expect(res.body.meta).to.deep.equal({ kind: 'roundtrip', warnings: [] });
+      const other = await importScorm(app.base, ws.key, packages[1]);
+      expect(other.status, other.text).to.equal(201);
+      expect(other.body.meta).to.deep.equal({ kind: 'roundtrip', warnings: [] });
+      expect(other.body.data.contentHash).to.equal(source.contentHash);
       const copy = res.body.data;
       expect(copy.id).to.not.equal(source.id);
       expect(copy.status).to.equal('draft');

@@ -58,9 +58,9 @@ export function markedManifest(title: string): string {
 }
 
 /**
- * The package this service exports for a course, as far as the importer reads it: `lectern/course.json` (the
- * course as the API returns it, plus its translations) and a manifest with the generator marker.
- * Stands in for `GET /courses/:id/scorm` until the export lands; switch the callers to the real export then.
+ * A hand-made package in our layout, as far as the importer reads it: `lectern/course.json` (the course as the
+ * API returns it, plus its translations) and a manifest with the generator marker. For what a real export never
+ * holds (a course.json edited by hand, a theme of another workspace); the roundtrip itself uses the real export.
  */
 export function exportedPackageOf(course: Record<string, unknown>, translations: unknown[]): Buffer {
   return zipOf([

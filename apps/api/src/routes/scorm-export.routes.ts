@@ -87,6 +87,14 @@ export function scormExportRoutes(
           retryAfter: 2,
         });
       }
+      // The package is made for this one download: once it has been streamed out (or the client went away),
+      // it leaves the object store. A package whose request already timed out is left for the bucket's
+      // lifecycle rule on jobs/ (docs/scorm.md).
+      body.once('close', () => {
+        deps.storage.remove(result.key).catch((err: unknown) => {
+          deps.log.warn({ err, key: result.key }, 'could not delete a downloaded SCORM package');
+        });
+      });
       ctx.type = 'application/zip';
       ctx.length = result.bytes;
       ctx.set('Content-Disposition', `attachment; filename="${result.fileName}"`);

@@ -9,7 +9,7 @@ import { anonymousId, createEmbedKey, playerApi, publishedCourse, signIdentity }
 
 /**
  * track=1: a SCORM package opens runs through the Player API with the course-bound tracking token baked into
- * it and the LMS's learner (docs/scorm-runtime.md). The token is minted here exactly as the export does it,
+ * it and the LMS's learner (docs/scorm.md). The token is minted here exactly as the export does it,
  * with the API's own player keys.
  */
 describe('learner runs: SCORM tracking runs (issue 12, track=1)', () => {

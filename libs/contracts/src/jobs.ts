@@ -156,12 +156,12 @@ export const ScormExportJobResult = z.object({
 export type ScormExportJobResult = z.infer<typeof ScormExportJobResult>;
 // ------------------------------------------------------------------ scorm.import
 
-/** One thing a SCORM import left behind or changed (docs/scorm-import.md "Warnings"). */
+/** One thing a SCORM import left behind or changed (docs/scorm.md "Warnings"). */
 export const ScormImportWarning = z
   .object({
     code: z.string().meta({
       description:
-        'Stable code, e.g. script_ignored, media_ignored, sequencing_ignored, item_unreadable, resource_missing (docs/scorm-import.md)',
+        'Stable code, e.g. script_ignored, media_ignored, sequencing_ignored, item_unreadable, resource_missing (docs/scorm.md)',
     }),
     message: z.string(),
     path: z

@@ -64,7 +64,7 @@ export function learnerBlock<B extends ViewBlock>(block: B, itemId: ItemIdFn): B
 
 /**
  * An item id for a package that grades in the learner's browser: the answer keys travel with the package
- * anyway (docs/scorm-runtime.md), so nothing here is secret; the hash only keeps the stored (correct) order of
+ * anyway (docs/scorm.md), so nothing here is secret; the hash only keeps the stored (correct) order of
  * ranking items and match sides from showing. Two FNV-1a rounds, 16 hex digits.
  */
 export const unkeyedItemId: ItemIdFn = (blockId, itemId) => {

@@ -14,7 +14,7 @@ export const SCORM_BODY_LIMIT = 100 * 1000 * 1000;
 
 /**
  * `application/zip` is the type SPEC.md names; `application/x-zip-compressed` is what Windows browsers send for a
- * .zip picked in a file input, so it is taken too (docs/scorm-import.md).
+ * .zip picked in a file input, so it is taken too (docs/scorm.md).
  */
 const ZIP_TYPES = ['application/zip', 'application/x-zip-compressed'];
 
@@ -36,7 +36,7 @@ export function scormImportRoutes(
         'Raw zip body with `Content-Type: application/zip` (or `application/x-zip-compressed`), SCORM 1.2 or 2004. ' +
         'Scale plan or higher (403 plan_required otherwise, before the body is read). ' +
         '201: `data` is the draft course (`sourceKind: scorm`); `meta.kind` is `roundtrip` for a package this service exported ' +
-        '(restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm-import.md). ' +
+        '(restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm.md). ' +
         `400 invalid_request: not a zip, no manifest, unsafe entries (zip slip, absolute paths, symlinks, encryption), more than ${ZIP_CAPS.maxEntries.toLocaleString('en-US')} entries, ` +
         'zip bombs, DOCTYPE/entities in XML, manifests that are not XML; `issues[0].code` says which. Nothing is stored. ' +
         '413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time.',

@@ -1,5 +1,5 @@
 /**
- * The player inside a SCORM package (docs/scorm-runtime.md): the course arrives whole in the boot
+ * The player inside a SCORM package (docs/scorm.md): the course arrives whole in the boot
  * configuration, answers are graded here with @lectern/grading, the LMS hears of every change through
  * `ScormSession`, and with track=1 a tracking run of this service is opened beside it. Nothing the LMS or
  * the service does wrong stops the learner: no LMS shows a notice, a refused or unreachable service is logged.

@@ -2,7 +2,7 @@
  * The SCO side of the SCORM run-time: finds the LMS's API object, opens the session once, reports where the
  * learner is, what they answered and how they did, and closes the session exactly once. Pure (the window
  * and the API are passed in), so it is unit-tested with a fake API; test/e2e/scorm-runtime.test.ts runs it
- * against a real runtime. What is written where: docs/scorm-runtime.md.
+ * against a real runtime. What is written where: docs/scorm.md.
  */
 
 export type ScormVersion = '1.2' | '2004';

@@ -1,6 +1,6 @@
 /**
  * `cmi.suspend_data` of a SCORM package: where the learner is and what they answered, as compact as we can
- * make it, because SCORM 1.2 gives a SCO only 4,096 characters (2004: 64,000). docs/scorm-runtime.md has the
+ * make it, because SCORM 1.2 gives a SCO only 4,096 characters (2004: 64,000). docs/scorm.md has the
  * format and the measured sizes.
  *
  * One JSON array: `[1, screenIndex, ord, answer, ord, answer, …]`. `ord` is the block's position in the

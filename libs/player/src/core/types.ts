@@ -100,7 +100,7 @@ export type PlayerConfig =
   | PlayerScormConfig;
 
 /**
- * The boot configuration of a SCORM package's `index.html` (docs/scorm-runtime.md). The course comes whole,
+ * The boot configuration of a SCORM package's `index.html` (docs/scorm.md). The course comes whole,
  * answer keys included, because an LMS has no server of ours to grade: the package grades in the browser.
  */
 export interface PlayerScormConfig {

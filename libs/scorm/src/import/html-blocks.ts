@@ -1,5 +1,5 @@
 /**
- * Third-party HTML → the nearest blocks (docs/scorm-import.md "What salvage keeps"): headings → `heading`,
+ * Third-party HTML → the nearest blocks (docs/scorm.md "What salvage keeps"): headings → `heading`,
  * paragraphs and loose text → `text`, lists → `markdown` lists, two-column tables → `spec_table` and wider ones
  * → `markdown` tables, blockquotes → `quote`, `<pre>` → `code`, radio/checkbox groups in a `<fieldset>` or
  * `<form>` → `quiz_single_choice` / `quiz_multiple_choice`. Scripts, media and embedded objects are dropped

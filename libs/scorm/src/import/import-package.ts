@@ -1,6 +1,6 @@
 /**
  * A checked package → what to create: our own export (roundtrip) or a third party's (salvage). Pure over the
- * package: no database. docs/scorm-import.md is the contract.
+ * package: no database. docs/scorm.md is the contract.
  */
 import path from 'node:path';
 import { z } from 'zod';

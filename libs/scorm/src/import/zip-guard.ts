@@ -1,5 +1,5 @@
 /**
- * Zip safety for uploaded packages (docs/scorm-import.md "Caps"). The package is a file on disk; its central
+ * Zip safety for uploaded packages (docs/scorm.md "Caps"). The package is a file on disk; its central
  * directory is read first (unzipper `Open.file`) and every entry is checked — count, names, types, declared sizes
  * and ratios — BEFORE anything is inflated. Entries are then inflated one at a time as streams whose bytes are
  * counted, so a size the directory lied about is caught while inflating, never after.
@@ -25,7 +25,7 @@ export const ZIP_CAPS = {
   maxNameLength: 1024,
 } as const;
 
-/** A package refused: 400 invalid_request with one issue whose `code` is stable (docs/scorm-import.md). */
+/** A package refused: 400 invalid_request with one issue whose `code` is stable (docs/scorm.md). */
 export function refused(code: string, message: string, entry?: string): AppError {
   return new AppError('invalid_request', message, {
     issues: [{ code, path: entry === undefined ? ['package'] : ['package', entry], message }],

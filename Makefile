@@ -29,6 +29,7 @@ lint: install
 	npx eslint .
 	npx prettier --check .
 	npx depcruise apps libs test --config .dependency-cruiser.cjs
+	node deploy/check-manifests.mjs
 	node docs/architecture-graph.mjs --check
 
 format: install

@@ -52,13 +52,24 @@ function resolveMerges(v) {
   return out;
 }
 
-/** Variable names the configuration schema knows (libs/config/src/index.ts). */
+/**
+ * Variable names the configuration schemas know: the keys of every zod env piece, wherever it lives (the shared
+ * pieces in libs/config, the ones a library or app owns, e.g. WebhookEnv in libs/webhooks, PlayerEnv in apps/api).
+ */
 async function knownEnv() {
-  const src = await readFile(path.join(root, 'libs/config/src/index.ts'), 'utf8');
-  const names = new Set(
-    [...src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b|checkedBy\b)/gm)].map((m) => m[1]),
-  );
-  names.add('NODE_OPTIONS');
+  const names = new Set(['NODE_OPTIONS']);
+  const walk = async (dir) => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules') await walk(p);
+      } else if (e.name.endsWith('.ts')) {
+        const src = await readFile(p, 'utf8');
+        for (const m of src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b|envBool\b|checkedBy\b|[A-Z][A-Za-z]+[,.])/gm)) names.add(m[1]);
+      }
+    }
+  };
+  for (const top of ['libs', 'apps']) await walk(path.join(root, top));
   return names;
 }
 

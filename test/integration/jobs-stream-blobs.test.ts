@@ -10,7 +10,7 @@ import { SCORM_BLOB, SCORM_IMPORT_KIND } from '@lectern/scorm';
 import { jobBlobKey, processJob, runSyncJob, spoolToFile, type JobHandler } from '@lectern/jobs';
 import type { JobCommand } from '@lectern/contracts';
 import { jobsOf } from '../support/csv.js';
-import { jobBlobKeys } from '../support/scorm-import.js';
+import { scormUploadKeys } from '../support/scorm-import.js';
 
 /** A queued scorm.import job with its blob, as runSyncJob writes it, but not published. */
 async function queuedJob(rt: TestRuntime, workspaceId: string, bytes: Buffer): Promise<JobCommand> {
@@ -74,7 +74,7 @@ describe('jobs: streamed input blobs and blob files (libs/jobs)', function () {
     }).catch((e: unknown) => (err = e));
     expect(isAppError(err) && err.code).to.equal('payload_too_large');
     expect((await jobsOf(rt.orm.em.fork(), ws.id)).length).to.equal(before);
-    expect(await jobBlobKeys(rt.storage)).to.deep.equal([]);
+    expect(await scormUploadKeys(rt.storage)).to.deep.equal([]);
   });
 
   it('blobsAs file: the handler gets a temp file with the bytes, removed after; a retried delivery keeps the blob, the last one deletes it', async () => {
@@ -100,12 +100,12 @@ describe('jobs: streamed input blobs and blob files (libs/jobs)', function () {
     await processJob(rt, opts, cmd, 1, rt.log).catch((e: unknown) => (thrown = e));
     expect(String(thrown)).to.include('simulated');
     expect(existsSync(seen[0]), 'temp file removed after the delivery').to.equal(false);
-    expect(await jobBlobKeys(rt.storage), 'kept for the retry').to.deep.equal([
+    expect(await scormUploadKeys(rt.storage), 'kept for the retry').to.deep.equal([
       jobBlobKey(cmd.jobId, SCORM_BLOB),
     ]);
 
     expect(await processJob(rt, opts, cmd, 2, rt.log)).to.equal('failed');
     expect(existsSync(seen[1])).to.equal(false);
-    expect(await jobBlobKeys(rt.storage), 'deleted once the job ended').to.deep.equal([]);
+    expect(await scormUploadKeys(rt.storage), 'deleted once the job ended').to.deep.equal([]);
   });
 });

@@ -30,7 +30,7 @@ import { zipOf } from '../support/zip.js';
 import {
   exportedPackageOf,
   importScorm,
-  jobBlobKeys,
+  scormUploadKeys,
   markedManifest,
   thirdPartyPackage,
 } from '../support/scorm-import.js';
@@ -88,7 +88,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
     expect(res.body.issues?.[0]?.code, res.text).to.equal(code);
     expect(res.body.message).to.be.a('string').and.not.equal('');
     expect(await courseCount(app.rt.orm.em.fork(), ws.id)).to.equal(courses);
-    expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+    expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
     return res;
   }
 
@@ -176,7 +176,9 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       const strip = (list: { locale: string; content: Record<string, string>; stalePaths: string[] }[]) =>
         list.map((t) => ({ locale: t.locale, content: t.content, stalePaths: t.stalePaths }));
       expect(strip(copied.body.data)).to.deep.equal(strip(translations.body.data));
-      expect(await jobBlobKeys(app.rt.storage), 'the upload is deleted when the job ends').to.deep.equal([]);
+      expect(await scormUploadKeys(app.rt.storage), 'the upload is deleted when the job ends').to.deep.equal(
+        [],
+      );
     });
 
     it('?title renames the copy; a theme of another workspace is dropped with a warning', async () => {
@@ -203,7 +205,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       expect(res.status, res.text).to.equal(400);
       expect(res.body.issues?.[0]).to.deep.include({ code: 'unknown_type' });
       expect(await courseCount(app.rt.orm.em.fork(), ws.id)).to.equal(courses);
-      expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+      expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
     });
 
     it('a marker without lectern/course.json is salvaged, with a warning that says so', async () => {
@@ -294,7 +296,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
           expect(s.blocks[1]).to.deep.include({ type: 'text' });
           expect(String(s.blocks[1].text)).to.match(/^Text of \*\*.+\*\*\.$/);
         }
-        expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+        expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
       });
     }
 
@@ -520,7 +522,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       }).catch((e: unknown) => (err = e));
       expect(isAppError(err) && err.code).to.equal('plan_required');
       expect(await courseCount(app.rt.orm.em.fork(), sandbox.id)).to.equal(3);
-      expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+      expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
     });
 
     it('413 on a declared Content-Length over 100 MB, answered before the body is sent', async () => {
@@ -550,7 +552,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       const parsed = JSON.parse(body) as { error: string };
       expect(parsed.error).to.equal('payload_too_large');
       await checkContract(url.toString(), 'POST', 413, 'application/json', parsed);
-      expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+      expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
     });
 
     it('413 on a chunked body once the count passes 100 MB, without waiting for the rest', async () => {
@@ -586,7 +588,7 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       expect(status).to.equal(413);
       expect(sent).to.be.lessThan(300 * MiB);
       expect((await jobsOf(app.rt.orm.em.fork(), ws.id)).length).to.equal(before);
-      expect(await jobBlobKeys(app.rt.storage)).to.deep.equal([]);
+      expect(await scormUploadKeys(app.rt.storage)).to.deep.equal([]);
     });
   });
 });

@@ -1,7 +1,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Storage } from '@lectern/storage';
-import { COURSE_ENTRY, GENERATOR_SCHEMA } from '@lectern/scorm';
+import { COURSE_ENTRY, GENERATOR_SCHEMA, SCORM_BLOB } from '@lectern/scorm';
 import { REPO_ROOT } from './spine.js';
 import { call, type Res } from './http.js';
 import { zipOf, type ZipEntryInput } from './zip.js';
@@ -33,11 +33,16 @@ export function importScorm(
   return call<ScormImportBody>(base, 'POST', `/courses/import/scorm${qs}`, { key, raw: body, headers });
 }
 
-/** Every key under `jobs/` in the bucket. */
-export async function jobBlobKeys(storage: Storage): Promise<string[]> {
+/**
+ * Every SCORM upload blob (`jobs/<jobId>/upload.zip`) in the bucket. The whole test run shares one bucket, so other
+ * kinds' blobs (CSV uploads, exported packages) are not this file's to count.
+ */
+export async function scormUploadKeys(storage: Storage): Promise<string[]> {
   const keys: string[] = [];
   const stream = storage.client.listObjectsV2(storage.bucket, 'jobs/', true);
-  for await (const o of stream as AsyncIterable<{ name?: string }>) if (o.name) keys.push(o.name);
+  for await (const o of stream as AsyncIterable<{ name?: string }>) {
+    if (o.name?.endsWith(`/${SCORM_BLOB}`)) keys.push(o.name);
+  }
   return keys.sort();
 }
 

@@ -93,6 +93,9 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
       allowPrivate: false,
       fontMaxBytes: 100_000,
       fontTimeoutMs: 5_000,
+      mediaMaxBytes: 1_000_000,
+      mediaTimeoutMs: 5_000,
+      packageMediaMaxBytes: 5_000_000,
     });
     const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM runtime');
     wsKey = ws.key;

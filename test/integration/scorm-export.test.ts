@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import unzipper from 'unzipper';
 import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
@@ -487,6 +488,11 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         expect(files.every((f) => /^media\/[0-9a-f]{16}\.[a-z0-9]+$/.test(f))).to.equal(true);
         // The manifest lists them (and stayed valid against the XSDs: expectPackage).
         for (const f of files) expect(manifest).to.include(`<file href="${f}"/>`);
+        // Formats that are compressed already are stored, not deflated again; an SVG (text) is deflated.
+        const methods = new Map(
+          (await unzipper.Open.buffer(zip.bytes)).files.map((f) => [f.path, f.compressionMethod]),
+        );
+        expect([png, mp4, webm, mp3, gif, svg].map((f) => methods.get(f))).to.deep.equal([0, 0, 0, 0, 0, 8]);
 
         const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
           course: {

@@ -67,7 +67,23 @@ export interface PackedFile {
   name: string;
   /** The temp file it is read from when the zip is written. */
   path: string;
+  /** Stored as is in the zip: the format is compressed already, deflating it again costs CPU for nothing. */
+  store: boolean;
 }
+
+const COMPRESSED = new Set([
+  'woff2',
+  'woff',
+  'png',
+  'jpg',
+  'gif',
+  'webp',
+  'mp4',
+  'm4a',
+  'webm',
+  'ogg',
+  'mp3',
+]);
 
 export interface PackAssetsOptions {
   allowPrivate: boolean;
@@ -153,7 +169,7 @@ export async function packAssets(
     if (files.has(name)) {
       await rm(got.file, { force: true });
       if (!font) budget.remaining += got.bytes;
-    } else files.set(name, { name, path: got.file });
+    } else files.set(name, { name, path: got.file, store: COMPRESSED.has(ext) });
   };
 
   await Promise.all(

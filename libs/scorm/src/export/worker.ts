@@ -162,11 +162,16 @@ function courseEntry(course: Course, translations: CourseTranslation[], theme: T
   };
 }
 
+interface ZipEntry {
+  name: string;
+  body?: string | Buffer;
+  /** Read from this file as the zip is written (the bundle, fetched fonts and media). */
+  path?: string;
+  store?: boolean;
+}
+
 /** Writes the zip to `file` as it is produced (archiver streams each entry; nothing holds the whole package). */
-async function writeZip(
-  file: string,
-  entries: { name: string; body?: string | Buffer; path?: string }[],
-): Promise<void> {
+async function writeZip(file: string, entries: ZipEntry[]): Promise<void> {
   // Loaded on the first export: every process that builds the job registry (the API's `lectern start`, the CLI)
   // would otherwise pay for archiver's module tree at start.
   const { default: archiver } = await import('archiver');
@@ -180,7 +185,9 @@ async function writeZip(
   });
   archive.pipe(out);
   for (const e of entries) {
-    if (e.path !== undefined) archive.file(e.path, { name: e.name });
+    // `store` is a zip entry's option (archiver's ZipEntryData); `file` is typed with the common EntryData.
+    const data = { name: e.name, store: e.store ?? false } as Parameters<typeof archive.file>[1];
+    if (e.path !== undefined) archive.file(e.path, data);
     else archive.append(e.body ?? '', { name: e.name });
   }
   await archive.finalize();
@@ -263,7 +270,7 @@ export function scormExportHandler(deps: ScormExportDeps) {
       });
       const entry = JSON.stringify(courseEntry(course, translations, theme));
 
-      const entries: { name: string; body?: string | Buffer; path?: string }[] = [
+      const entries: ZipEntry[] = [
         { name: 'index.html', body: html },
         { name: assets.js.file, path: assets.js.path },
         { name: assets.css.file, path: assets.css.path },

@@ -24,7 +24,7 @@ export interface GuardedFetchOptions {
 export type GuardedFetch =
   { ok: true; file: string; bytes: number; sha256: string; head: Buffer } | { ok: false; reason: string };
 
-const HEAD_BYTES = 1024;
+const HEAD_BYTES = 4096;
 
 /**
  * Fetches a customer's URL (a custom font, a block's image or video) into `file` for a package. The URL is the
@@ -103,6 +103,9 @@ export function fetchToFile(url: string, opts: GuardedFetchOptions): Promise<Gua
         out = file;
         file.on('error', (err) => finish({ ok: false, reason: err.message }));
         res.on('data', (chunk: Buffer) => {
+          // Chunks already in flight when the fetch ended: not counted, or they would be taken from the budget
+          // after the failure gave it back.
+          if (settled) return;
           size += chunk.length;
           taken += chunk.length;
           if (opts.budget) opts.budget.remaining -= chunk.length;

@@ -2,14 +2,23 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import unzipper from 'unzipper';
 import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import type { JobWorkerHandle } from '@lectern/jobs';
-import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
+import {
+  COURSE_ENTRY,
+  GENERATOR_SCHEMA,
+  fetchToFile,
+  startScormExportWorker,
+  type CourseEntry,
+} from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
 import { parseEncryptionKey } from '@lectern/webhooks';
 import type { PlayerAssets } from '@lectern/player';
@@ -67,6 +76,8 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
   let assets: PlayerAssets;
   let fonts: http.Server;
   let fontBase: string;
+  /** The worker's temp directory: fetched files and zips go here and must not stay. */
+  let workTmp: string;
   /** What the test host served, per path: a package's media files must be these bytes exactly. */
   const served: Record<string, { type: string; body: Buffer }> = {
     '/brand.woff2': { type: 'font/woff2', body: FONT_BYTES },
@@ -115,7 +126,9 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       PLAYER_ASSETS_DIR: assets.dir,
     });
     workerRt = await testRuntime('scorm-worker');
+    workTmp = await mkdtemp(path.join(os.tmpdir(), 'lectern-scorm-export-test-'));
     worker = await startScormExportWorker(workerRt, {
+      tmpDir: workTmp,
       assetsDir: assets.dir,
       allowPrivate: true,
       fontMaxBytes: 100_000,
@@ -155,6 +168,7 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
     await worker?.stop();
     if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
     await app?.close();
+    if (workTmp) await rm(workTmp, { recursive: true, force: true });
     fonts?.closeAllConnections();
     await new Promise((r) => fonts?.close(r));
   });
@@ -571,6 +585,29 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       expect((await resultOf(big.body.data.id)).warnings).to.deep.equal([
         `media ${remote[0]} left as a remote URL: the package media cap is reached`,
       ]);
+    });
+
+    it('the fetcher gives a refused file back to the package budget and leaves no file; a kept one stays counted', async () => {
+      const budget = { remaining: 1_000_000 };
+      const file = path.join(workTmp, 'probe');
+      const opts = { allowPrivate: true, maxBytes: MEDIA_MAX, timeoutMs: 3_000, budget, file };
+      const over = await fetchToFile(at('/oversize.png'), opts);
+      expect(over).to.deep.equal({ ok: false, reason: `larger than ${MEDIA_MAX} bytes` });
+      expect(budget.remaining).to.equal(1_000_000);
+      expect(existsSync(file)).to.equal(false);
+      const slow = await fetchToFile(at('/slow.mp4'), { ...opts, timeoutMs: 300 });
+      expect(slow).to.deep.equal({ ok: false, reason: 'timed out after 300 ms' });
+      expect(budget.remaining).to.equal(1_000_000);
+      expect(existsSync(file)).to.equal(false);
+      const got = await fetchToFile(at('/clip.mp4'), opts);
+      expect(got.ok && got.bytes).to.equal(MP4_BYTES.length);
+      expect(budget.remaining).to.equal(1_000_000 - MP4_BYTES.length);
+      expect((await readFile(file)).equals(MP4_BYTES)).to.equal(true);
+      await rm(file);
+    });
+
+    it("every export left the worker's temp directory empty, refused files included", async () => {
+      expect(await readdir(workTmp)).to.deep.equal([]);
     });
 
     it('a course without media has no media/ entries and no media warnings', async () => {

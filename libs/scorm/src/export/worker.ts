@@ -222,12 +222,23 @@ export function scormExportHandler(deps: ScormExportDeps) {
       url: f.url,
       use: 'font',
     }));
-    mapBlockMedia(screens, (url, use) => (refs.push({ url, use }), url));
+    mapBlockMedia(screens, (url, use) => {
+      refs.push({ url, use });
+      return url;
+    });
     if (isFetchable(tokens.logoUrl)) refs.push({ url: tokens.logoUrl, use: 'image' });
 
     const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
-      const packed = await packAssets(refs, { ...deps, dir });
+      const packed = await packAssets(refs, {
+        allowPrivate: deps.allowPrivate,
+        fontMaxBytes: deps.fontMaxBytes,
+        fontTimeoutMs: deps.fontTimeoutMs,
+        mediaMaxBytes: deps.mediaMaxBytes,
+        mediaTimeoutMs: deps.mediaTimeoutMs,
+        packageMediaMaxBytes: deps.packageMediaMaxBytes,
+        dir,
+      });
       for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
       const local = (url: string) => packed.names.get(url) ?? url;
       const localFonts = (list: CustomFontRef[]) => list.map((f) => ({ ...f, url: local(f.url) }));

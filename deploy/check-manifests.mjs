@@ -65,7 +65,10 @@ async function knownEnv() {
         if (e.name !== 'node_modules') await walk(p);
       } else if (e.name.endsWith('.ts')) {
         const src = await readFile(p, 'utf8');
-        for (const m of src.matchAll(/^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b|envBool\b|checkedBy\b|[A-Z][A-Za-z]+[,.])/gm)) names.add(m[1]);
+        for (const m of src.matchAll(
+          /^\s+([A-Z][A-Z0-9_]+):\s*(z\b|bool\b|envBool\b|checkedBy\b|[A-Z][A-Za-z]+[,.])/gm,
+        ))
+          names.add(m[1]);
       }
     }
   };

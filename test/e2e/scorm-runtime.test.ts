@@ -90,9 +90,13 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
     workerRt = await testRuntime('scorm-worker');
     worker = await startScormExportWorker(workerRt, {
       assetsDir: assets.dir,
-      allowPrivate: false,
-      fontMaxBytes: 100_000,
+      // The media test serves its files on 127.0.0.1.
+      allowPrivate: true,
+      fontMaxBytes: 1_000_000,
       fontTimeoutMs: 5_000,
+      mediaMaxBytes: 1_000_000,
+      mediaTimeoutMs: 5_000,
+      packageMediaMaxBytes: 5_000_000,
     });
     const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM runtime');
     wsKey = ws.key;
@@ -256,6 +260,107 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
       await page.getByRole('button', { name: 'Submit' }).click();
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.getByRole('heading', { name: 'Quick checks' }).waitFor();
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('packaged media and fonts load from the package, with their host gone', async () => {
+    // Real files the browser decodes: a PNG, an SVG drawing, a WAV, a TrueType face (CI installs fonts-noto-core).
+    const wav = Buffer.alloc(44 + 800, 0x80);
+    wav.write('RIFF', 0);
+    wav.writeUInt32LE(36 + 800, 4);
+    wav.write('WAVEfmt ', 8);
+    wav.writeUInt32LE(16, 16);
+    wav.writeUInt16LE(1, 20); // PCM
+    wav.writeUInt16LE(1, 22); // mono
+    wav.writeUInt32LE(8000, 24);
+    wav.writeUInt32LE(8000, 28);
+    wav.writeUInt16LE(1, 32);
+    wav.writeUInt16LE(8, 34);
+    wav.write('data', 36);
+    wav.writeUInt32LE(800, 40);
+    const files: Record<string, Buffer> = {
+      '/dot.png': Buffer.from(
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+        'base64',
+      ),
+      '/box.svg': Buffer.from(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="3" height="2"><rect width="3" height="2"/></svg>',
+      ),
+      '/tone.wav': wav,
+      '/face.ttf': readFileSync('/usr/share/fonts/truetype/noto/NotoSansArabic-Regular.ttf'),
+    };
+    const host = http.createServer((q, res) => {
+      const body = files[q.url ?? ''];
+      res.writeHead(body ? 200 : 404);
+      res.end(body);
+    });
+    await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+    const at = (p: string) => `http://127.0.0.1:${(host.address() as AddressInfo).port}${p}`;
+    const theme = await req<{ id: string }>('POST', '/themes', {
+      name: 'Packed',
+      tokens: { logoUrl: at('/box.svg'), fontFamily: 'Packed Face' },
+      customFonts: [{ family: 'Packed Face', url: at('/face.ttf') }],
+    });
+    expect(theme.status, theme.text).to.equal(201);
+    const created = await req<{ id: string }>('POST', '/courses', {
+      title: 'Packed media',
+      themeId: theme.body.data.id,
+      screens: [
+        {
+          id: 'm',
+          title: 'Media',
+          blocks: [
+            { id: 'i', type: 'image', url: at('/dot.png'), alt: 'Dot' },
+            { id: 'a', type: 'audio', url: at('/tone.wav'), caption: 'Tone' },
+            { id: 's', type: 'slideshow', slides: [{ id: 's1', image: at('/box.svg'), alt: 'Box' }] },
+          ],
+        },
+      ],
+    });
+    expect(created.status, created.text).to.equal(201);
+    const { dir, config } = await exportedScormPackage(app.base, wsKey, created.body.data.id, '2004');
+    await new Promise<void>((r) => {
+      host.closeAllConnections();
+      host.close(() => r());
+    });
+    expect(JSON.stringify(config)).to.not.include('127.0.0.1');
+    lms.addPackage('media', dir);
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(lms.url)) outside.push(r.url());
+    });
+    try {
+      await page.goto(`${lms.url}/pkg/media/index.html`);
+      await page.waitForSelector('#lectern-player[data-ready="true"]');
+      const loaded = (selector: string) =>
+        page.waitForFunction(
+          `(() => { const i = document.querySelector(${JSON.stringify(selector)}); return i && i.complete && i.naturalWidth > 0 && i.currentSrc; })()`,
+        );
+      for (const [selector, width] of [
+        ['img[alt="Dot"]', 1],
+        ['img[alt="Box"]', 3],
+        ['img.lp-logo', 3],
+      ] as const) {
+        const src = String(await (await loaded(selector)).jsonValue());
+        expect(src, selector).to.match(new RegExp(`^${lms.url}/pkg/media/media/[0-9a-f]{16}\\.(png|svg)$`));
+        expect(
+          await page.$eval(selector, (i) => (i as unknown as { naturalWidth: number }).naturalWidth),
+        ).to.equal(width);
+      }
+      await page.waitForFunction(`document.querySelector('audio').readyState >= 1`);
+      expect(await page.$eval('audio', (a) => (a as unknown as { currentSrc: string }).currentSrc)).to.match(
+        /\/pkg\/media\/media\/[0-9a-f]{16}\.wav$/,
+      );
+      const faces = (await page.evaluate(
+        `document.fonts.load('16px "Packed Face"').then((l) => l.map((f) => f.status))`,
+      )) as string[];
+      expect(faces).to.deep.equal(['loaded']);
+      expect(outside).to.deep.equal([]);
       expect(errors).to.deep.equal([]);
     } finally {
       await page.close();

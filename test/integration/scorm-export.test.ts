@@ -2,13 +2,23 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
+import unzipper from 'unzipper';
 import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import type { JobWorkerHandle } from '@lectern/jobs';
-import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
+import {
+  COURSE_ENTRY,
+  GENERATOR_SCHEMA,
+  fetchToFile,
+  startScormExportWorker,
+  type CourseEntry,
+} from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
 import { parseEncryptionKey } from '@lectern/webhooks';
 import type { PlayerAssets } from '@lectern/player';
@@ -34,6 +44,23 @@ import { configOf, getZip, validateManifest, type Zip } from '../support/scorm.j
 
 /** A WOFF2 file as far as the magic bytes go: what the export checks before packing a font. */
 const FONT_BYTES = Buffer.concat([Buffer.from('wOF2'), randomBytes(200)]);
+/** Media as far as their first bytes go (what the export sniffs), each with a random body. */
+const PNG_BYTES = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(300)]);
+const GIF_BYTES = Buffer.concat([Buffer.from('GIF89a'), randomBytes(100)]);
+const MP4_BYTES = Buffer.concat([Buffer.from('000000186674797069736f6d', 'hex'), randomBytes(2000)]);
+const WEBM_BYTES = Buffer.concat([Buffer.from('1a45dfa3', 'hex'), randomBytes(1500)]);
+const MP3_BYTES = Buffer.concat([Buffer.from('ID3'), randomBytes(800)]);
+const SAFE_SVG = Buffer.from(
+  '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle r="4" cx="5" cy="5"/></svg>',
+);
+const EVIL_SVG = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" onload="parent.alert(document.cookie)"><rect width="1" height="1"/></svg>',
+);
+/** Per-file media cap of the test worker; OVERSIZE is over it, BIG ones under it but three of them pass the package cap. */
+const MEDIA_MAX = 100_000;
+const PACKAGE_MEDIA_MAX = 250_000;
+const OVERSIZE = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(MEDIA_MAX + 1000)]);
+const BIG = [1, 2, 3].map(() => Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), randomBytes(90_000)]));
 const ODD_TITLE = `Fire & "safety" <basics> for O'Brien — אבטחה`;
 
 interface Course extends CourseDto {
@@ -49,6 +76,22 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
   let assets: PlayerAssets;
   let fonts: http.Server;
   let fontBase: string;
+  /** The worker's temp directory: fetched files and zips go here and must not stay. */
+  let workTmp: string;
+  /** What the test host served, per path: a package's media files must be these bytes exactly. */
+  const served: Record<string, { type: string; body: Buffer }> = {
+    '/brand.woff2': { type: 'font/woff2', body: FONT_BYTES },
+    '/pic.png': { type: 'image/png', body: PNG_BYTES },
+    '/pic-again.png': { type: 'image/png', body: PNG_BYTES },
+    '/logo.gif': { type: 'image/gif', body: GIF_BYTES },
+    '/clip.mp4': { type: 'video/mp4', body: MP4_BYTES },
+    '/clip.webm': { type: 'video/webm', body: WEBM_BYTES },
+    '/song.mp3': { type: 'audio/mpeg', body: MP3_BYTES },
+    '/safe.svg': { type: 'image/svg+xml', body: SAFE_SVG },
+    '/evil.svg': { type: 'image/svg+xml', body: EVIL_SVG },
+    '/page.png': { type: 'image/png', body: Buffer.from('<!doctype html><title>Not an image</title>') },
+    ...Object.fromEntries(BIG.map((body, i) => [`/big-${i}.png`, { type: 'image/png', body }])),
+  };
   let ws: TestWorkspace;
   let course: Course;
 
@@ -58,9 +101,18 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
   before(async () => {
     assets = await buildPlayerOnce();
     fonts = http.createServer((req, res) => {
-      if (req.url === '/brand.woff2') {
-        res.writeHead(200, { 'content-type': 'font/woff2' });
-        res.end(FONT_BYTES);
+      const file = served[req.url ?? ''];
+      if (file) {
+        res.writeHead(200, { 'content-type': file.type });
+        res.end(file.body);
+      } else if (req.url === '/oversize.png') {
+        // Chunked, no Content-Length: the cap has to stop the body as it streams.
+        res.writeHead(200, { 'content-type': 'image/png' });
+        for (let i = 0; i < OVERSIZE.length; i += 10_000) res.write(OVERSIZE.subarray(i, i + 10_000));
+        res.end();
+      } else if (req.url === '/slow.mp4') {
+        res.writeHead(200, { 'content-type': 'video/mp4' });
+        res.write(MP4_BYTES.subarray(0, 100)); // and never the rest
       } else {
         res.writeHead(404);
         res.end();
@@ -74,11 +126,16 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       PLAYER_ASSETS_DIR: assets.dir,
     });
     workerRt = await testRuntime('scorm-worker');
+    workTmp = await mkdtemp(path.join(os.tmpdir(), 'lectern-scorm-export-test-'));
     worker = await startScormExportWorker(workerRt, {
+      tmpDir: workTmp,
       assetsDir: assets.dir,
       allowPrivate: true,
       fontMaxBytes: 100_000,
       fontTimeoutMs: 5_000,
+      mediaMaxBytes: MEDIA_MAX,
+      mediaTimeoutMs: 3_000,
+      packageMediaMaxBytes: PACKAGE_MEDIA_MAX,
     });
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM export');
     const req = api(app.base, ws.key);
@@ -111,6 +168,8 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
     await worker?.stop();
     if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
     await app?.close();
+    if (workTmp) await rm(workTmp, { recursive: true, force: true });
+    fonts?.closeAllConnections();
     await new Promise((r) => fonts?.close(r));
   });
 
@@ -340,6 +399,222 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
           `attachment; filename="${rtl.body.data.id}-${version}.zip"`,
         );
       }
+    });
+  });
+
+  describe('media: fetched into media/, the learner copy points at them, course.json keeps the originals', () => {
+    let media: Course;
+    let themeId: string;
+    const at = (p: string) => `${fontBase}${p}`;
+    /** The screens as stored: every media field shape, and the fields that are not media. */
+    const mediaScreens = () => [
+      {
+        id: 'm1',
+        title: 'Media',
+        blocks: [
+          { id: 'img', type: 'image', url: at('/pic.png'), alt: 'A picture' },
+          { id: 'img-same-url', type: 'image', url: at('/pic.png') },
+          { id: 'img-same-bytes', type: 'image', url: at('/pic-again.png') },
+          { id: 'vid', type: 'video', url: at('/clip.mp4'), poster: at('/safe.svg') },
+          { id: 'vid2', type: 'video', url: at('/clip.webm'), poster: at('/evil.svg') },
+          { id: 'aud', type: 'audio', url: at('/song.mp3') },
+          { id: 'slow', type: 'audio', url: at('/slow.mp4') },
+          {
+            id: 'chap',
+            type: 'video_chapters',
+            url: at('/clip.mp4'),
+            chapters: [{ id: 'c1', time: 0, title: 'Go' }],
+          },
+          {
+            id: 'hot',
+            type: 'hotspot',
+            image: at('/page.png'),
+            spots: [{ id: 'h1', x: 0.5, y: 0.5, correct: true }],
+          },
+          {
+            id: 'show',
+            type: 'slideshow',
+            slides: [
+              { id: 's1', image: at('/missing.png') },
+              { id: 's2', image: at('/oversize.png') },
+              { id: 's3', image: 'data:image/png;base64,iVBORw0KGgo=' },
+              { id: 's4', image: 'media://asset/42' },
+              { id: 's5', image: at('/logo.gif') },
+            ],
+          },
+          // Not media: links and frames navigate to the page they name, so they stay as written.
+          { id: 'btn', type: 'button', label: 'Go', action: 'url', url: at('/pic.png') },
+          { id: 'res', type: 'resource', title: 'Clip', url: at('/clip.mp4'), kind: 'video' },
+          { id: 'emb', type: 'embed', url: at('/page.png') },
+        ],
+      },
+    ];
+
+    before(async () => {
+      const req = api(app.base, ws.key);
+      const theme = await req<{ id: string }>('POST', '/themes', {
+        name: 'With logo',
+        tokens: { concept: 'calm', logoUrl: at('/logo.gif') },
+      });
+      expect(theme.status, theme.text).to.equal(201);
+      themeId = theme.body.data.id;
+      const created = await req<Course>('POST', '/courses', {
+        title: 'Media tour',
+        screens: mediaScreens(),
+        themeId,
+      });
+      expect(created.status, created.text).to.equal(201);
+      media = created.body.data;
+    });
+
+    const resultOf = async (courseId: string) =>
+      (
+        await boundQuery<{ result: { warnings: string[] } }>(
+          app.rt.orm.em.fork(),
+          "select result from jobs where kind = 'scorm.export' and input->>'courseId' = ? and status = 'completed' order by created_at desc limit 1",
+          [courseId],
+        )
+      )[0].result;
+
+    for (const version of ['scorm2004', 'scorm12'] as const) {
+      it(`${version}: each reachable file once, byte for byte; the config points at it; the rest left remote`, async () => {
+        const zip = await exportOf(`?version=${version}`, ws.key, media.id);
+        const manifest = await expectPackage(zip, version, 'media-tour');
+        const files = [...zip.entries.keys()].filter((n) => n.startsWith('media/')).sort();
+        const nameOf = (body: Buffer) => files.find((f) => zip.entries.get(f)!.equals(body));
+        // pic.png and pic-again.png are the same bytes: one file. logo.gif serves the theme and a slide: one file.
+        expect(files).to.have.length(6);
+        const png = nameOf(PNG_BYTES)!;
+        const mp4 = nameOf(MP4_BYTES)!;
+        const webm = nameOf(WEBM_BYTES)!;
+        const mp3 = nameOf(MP3_BYTES)!;
+        const svg = nameOf(SAFE_SVG)!;
+        const gif = nameOf(GIF_BYTES)!;
+        expect([png, mp4, webm, mp3, svg, gif].sort()).to.deep.equal(files);
+        expect(png).to.match(/^media\/[0-9a-f]{16}\.png$/);
+        expect([mp4, webm, mp3, svg, gif].map((f) => f.slice(23))).to.deep.equal([
+          'mp4',
+          'webm',
+          'mp3',
+          'svg',
+          'gif',
+        ]);
+        expect(files.every((f) => /^media\/[0-9a-f]{16}\.[a-z0-9]+$/.test(f))).to.equal(true);
+        // The manifest lists them (and stayed valid against the XSDs: expectPackage).
+        for (const f of files) expect(manifest).to.include(`<file href="${f}"/>`);
+        // Formats that are compressed already are stored, not deflated again; an SVG (text) is deflated.
+        const methods = new Map(
+          (await unzipper.Open.buffer(zip.bytes)).files.map((f) => [f.path, f.compressionMethod]),
+        );
+        expect([png, mp4, webm, mp3, gif, svg].map((f) => methods.get(f))).to.deep.equal([0, 0, 0, 0, 0, 8]);
+
+        const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+          course: {
+            screens: { blocks: Record<string, unknown>[] }[];
+            theme: { tokens: Record<string, unknown> };
+          };
+        };
+        const [b] = config.course.screens.map((sc) => Object.fromEntries(sc.blocks.map((x) => [x.id, x])));
+        const stored = Object.fromEntries(
+          mediaScreens()[0].blocks.map((x) => [x.id, x as Record<string, unknown>]),
+        );
+        expect(b.img).to.deep.equal({ ...stored.img, url: png });
+        expect(b['img-same-url'].url).to.equal(png);
+        expect(b['img-same-bytes'].url).to.equal(png);
+        expect(b.vid).to.deep.include({ url: mp4, poster: svg });
+        // An SVG with an event handler could run script in the package's origin: left remote.
+        expect(b.vid2).to.deep.include({ url: webm, poster: at('/evil.svg') });
+        expect(b.aud.url).to.equal(mp3);
+        expect(b.slow.url).to.equal(at('/slow.mp4')); // timed out
+        expect(b.chap).to.deep.equal({ ...stored.chap, url: mp4 });
+        expect(b.hot).to.deep.equal(stored.hot); // HTML served as image/png
+        expect((b.show.slides as { image: string }[]).map((x) => x.image)).to.deep.equal([
+          at('/missing.png'), // 404
+          at('/oversize.png'), // over SCORM_MEDIA_MAX_BYTES
+          'data:image/png;base64,iVBORw0KGgo=', // inside already
+          'media://asset/42', // an identifier, not ours to fetch
+          gif,
+        ]);
+        for (const id of ['btn', 'res', 'emb']) expect(b[id], id).to.deep.equal(stored[id]);
+        expect(config.course.theme.tokens).to.deep.equal({ concept: 'calm', logoUrl: gif });
+
+        // course.json is the backup: the URLs as stored.
+        const entry = JSON.parse(zip.entries.get(COURSE_ENTRY)!.toString('utf8')) as CourseEntry;
+        expect(entry.course.screens).to.deep.equal(mediaScreens());
+        expect(entry.theme?.tokens).to.deep.equal({ concept: 'calm', logoUrl: at('/logo.gif') });
+
+        const { warnings } = await resultOf(media.id);
+        expect(warnings).to.have.length(5);
+        const about = (p: string) =>
+          warnings.find((w) => w.startsWith(`media ${at(p)} left as a remote URL: `));
+        expect(about('/evil.svg')).to.include('an SVG with an event handler attribute');
+        expect(about('/slow.mp4')).to.include('timed out after 3000 ms');
+        expect(about('/page.png')).to.include('not a PNG, JPEG, GIF, WebP or SVG image');
+        expect(about('/missing.png')).to.include('HTTP 404');
+        expect(about('/oversize.png')).to.include(`larger than ${MEDIA_MAX} bytes`);
+      });
+    }
+
+    it('the package media cap: past SCORM_PACKAGE_MEDIA_MAX_BYTES, the rest stays remote with a warning', async () => {
+      const req = api(app.base, ws.key);
+      const big = await req<Course>('POST', '/courses', {
+        title: 'Big pictures',
+        screens: [
+          {
+            id: 'b',
+            title: 'B',
+            blocks: BIG.map((_, i) => ({ id: `b${i}`, type: 'image', url: at(`/big-${i}.png`) })),
+          },
+        ],
+      });
+      expect(big.status, big.text).to.equal(201);
+      const zip = await exportOf('', ws.key, big.body.data.id);
+      await expectPackage(zip, 'scorm2004', 'big-pictures');
+      const files = [...zip.entries.keys()].filter((n) => n.startsWith('media/'));
+      // Three files of 90 kB against a 250 kB cap: two go in (which two depends on the order they arrive in).
+      expect(files).to.have.length(2);
+      expect(files.reduce((n, f) => n + zip.entries.get(f)!.length, 0)).to.be.at.most(PACKAGE_MEDIA_MAX);
+      for (const f of files) expect(BIG.some((body) => body.equals(zip.entries.get(f)!))).to.equal(true);
+      const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+        course: { screens: { blocks: { url: string }[] }[] };
+      };
+      const urls = config.course.screens[0].blocks.map((x) => x.url);
+      const remote = urls.filter((u) => u.startsWith('http'));
+      expect(remote).to.have.length(1);
+      expect(urls.filter((u) => u.startsWith('media/')).sort()).to.deep.equal(files.sort());
+      expect((await resultOf(big.body.data.id)).warnings).to.deep.equal([
+        `media ${remote[0]} left as a remote URL: the package media cap is reached`,
+      ]);
+    });
+
+    it('the fetcher gives a refused file back to the package budget and leaves no file; a kept one stays counted', async () => {
+      const budget = { remaining: 1_000_000 };
+      const file = path.join(workTmp, 'probe');
+      const opts = { allowPrivate: true, maxBytes: MEDIA_MAX, timeoutMs: 3_000, budget, file };
+      const over = await fetchToFile(at('/oversize.png'), opts);
+      expect(over).to.deep.equal({ ok: false, reason: `larger than ${MEDIA_MAX} bytes` });
+      expect(budget.remaining).to.equal(1_000_000);
+      expect(existsSync(file)).to.equal(false);
+      const slow = await fetchToFile(at('/slow.mp4'), { ...opts, timeoutMs: 300 });
+      expect(slow).to.deep.equal({ ok: false, reason: 'timed out after 300 ms' });
+      expect(budget.remaining).to.equal(1_000_000);
+      expect(existsSync(file)).to.equal(false);
+      const got = await fetchToFile(at('/clip.mp4'), opts);
+      expect(got.ok && got.bytes).to.equal(MP4_BYTES.length);
+      expect(budget.remaining).to.equal(1_000_000 - MP4_BYTES.length);
+      expect((await readFile(file)).equals(MP4_BYTES)).to.equal(true);
+      await rm(file);
+    });
+
+    it("every export left the worker's temp directory empty, refused files included", async () => {
+      expect(await readdir(workTmp)).to.deep.equal([]);
+    });
+
+    it('a course without media has no media/ entries and no media warnings', async () => {
+      const zip = await exportOf();
+      expect([...zip.entries.keys()].some((n) => n.startsWith('media/'))).to.equal(false);
+      const { warnings } = await resultOf(course.id);
+      expect(warnings).to.deep.equal([`font ${fontBase}/missing.woff2 left as a remote URL: HTTP 404`]);
     });
   });
 

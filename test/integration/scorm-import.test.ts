@@ -69,6 +69,9 @@ describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → 
       allowPrivate: false,
       fontMaxBytes: 100_000,
       fontTimeoutMs: 5_000,
+      mediaMaxBytes: 1_000_000,
+      mediaTimeoutMs: 5_000,
+      packageMediaMaxBytes: 5_000_000,
     });
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM import');
   });

@@ -34,6 +34,29 @@ export async function exportedScormPackage(
   return { dir, config: configOf(zip.entries.get('index.html')?.toString('utf8') ?? '') };
 }
 
+/** Content types an LMS's file server would send for what a package holds. */
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript',
+  css: 'text/css',
+  json: 'application/json',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  svg: 'image/svg+xml',
+  mp4: 'video/mp4',
+  webm: 'video/webm',
+  m4a: 'audio/mp4',
+  mp3: 'audio/mpeg',
+  ogg: 'audio/ogg',
+  wav: 'audio/wav',
+  woff2: 'font/woff2',
+  woff: 'font/woff',
+  ttf: 'font/ttf',
+  otf: 'font/otf',
+};
+
 const SCORM_AGAIN = path.join(process.cwd(), 'node_modules', 'scorm-again', 'dist');
 
 /**
@@ -85,13 +108,15 @@ window.lms = {
     if (parts[0] === 'favicon.ico') return send(204, 'image/x-icon', '');
     if (parts[0] === 'scorm-again' && /^scorm(12|2004)\.js$/.test(parts[1] ?? ''))
       return send(200, 'text/javascript', readFileSync(path.join(SCORM_AGAIN, parts[1])));
-    if (parts[0] === 'pkg' && parts.length === 3 && packages.has(parts[1]) && /^[\w.-]+$/.test(parts[2])) {
-      const file = path.join(packages.get(parts[1])!, parts[2]);
-      const type = file.endsWith('.html')
-        ? 'text/html; charset=utf-8'
-        : file.endsWith('.js')
-          ? 'text/javascript'
-          : 'text/css';
+    // A package's root files, and its fonts/ and media/ (the files the export fetched).
+    const inPackage =
+      parts[0] === 'pkg' &&
+      packages.has(parts[1] ?? '') &&
+      (parts.length === 3 || (parts.length === 4 && /^(fonts|media)$/.test(parts[2]))) &&
+      /^[\w.-]+$/.test(parts[parts.length - 1]);
+    if (inPackage) {
+      const file = path.join(packages.get(parts[1])!, ...parts.slice(2));
+      const type = TYPES[path.extname(file).slice(1)] ?? 'application/octet-stream';
       try {
         return send(200, type, readFileSync(file));
       } catch {

@@ -224,7 +224,7 @@ export const CertificateEnv = z.object({
   CREDENTIAL_RETIRED_KEYS: checkedBy(parseRetiredCredentialKeys).optional(),
 });
 
-/** SCORM export (docs/scorm.md "Export"): the player bundle it packs and the custom-font fetch limits. */
+/** SCORM export (docs/scorm.md "Export"): the player bundle it packs and the font and media fetch limits. */
 export const ScormEnv = z.object({
   /** Where the built player bundle is (dist/player by default, written by `npm run build`). */
   PLAYER_ASSETS_DIR: z.string().min(1).optional(),
@@ -232,6 +232,12 @@ export const ScormEnv = z.object({
   SCORM_FONT_MAX_BYTES: z.coerce.number().int().min(1024).max(20_000_000).default(2_000_000),
   /** Whole font fetch (DNS, connect, response, body). */
   SCORM_FONT_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /** An image, video or audio file larger than this keeps its remote URL in the package (with a warning). */
+  SCORM_MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(2_000_000_000).default(50_000_000),
+  /** All media files of one package together: once reached, the rest keep their remote URLs. */
+  SCORM_PACKAGE_MEDIA_MAX_BYTES: z.coerce.number().int().min(1024).max(20_000_000_000).default(500_000_000),
+  /** Whole fetch of one media file (DNS, connect, response, body). */
+  SCORM_MEDIA_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
 });
 
 export type JobsConfig = z.output<typeof JobsEnv>;

@@ -150,7 +150,7 @@ export const ScormExportJobResult = z.object({
   key: z.string().min(1),
   bytes: z.number().int().min(0),
   fileName: z.string().min(1),
-  /** Fonts left as remote URLs, with the reason (also in the worker log). */
+  /** Fonts and media left as remote URLs, with the reason (also in the worker log; docs/scorm.md "Fonts and media"). */
   warnings: z.array(z.string()),
 });
 export type ScormExportJobResult = z.infer<typeof ScormExportJobResult>;

@@ -15,6 +15,7 @@ import {
   MODES,
   PALETTE_ROLES,
   contrastRatio,
+  isPackagedFile,
   resolveTheme,
   themeCss,
 } from '@lectern/player';
@@ -152,6 +153,39 @@ describe('player themes', () => {
       );
       expect(css).to.contain('font-family:"Course Sans"');
       expect(css).to.contain('font-style:italic');
+    });
+
+    it("takes a SCORM package's own fonts/ and media/ files, and no other relative URL", () => {
+      const t = resolveTheme(
+        {
+          tokens: { logoUrl: 'media/0123456789abcdef.gif' },
+          customFonts: [
+            { family: 'Packed', url: 'fonts/0123456789abcdef.woff2' },
+            { family: 'Up', url: '../fonts/0123456789abcdef.woff2' },
+            { family: 'Other', url: 'assets/0123456789abcdef.woff2' },
+          ],
+        },
+        [{ family: 'Course', url: 'fonts/fedcba9876543210.ttf' }],
+      );
+      expect(t.logoUrl).to.equal('media/0123456789abcdef.gif');
+      expect(t.fonts.map((f) => [f.family, f.url])).to.deep.equal([
+        ['Packed', 'fonts/0123456789abcdef.woff2'],
+        ['Course', 'fonts/fedcba9876543210.ttf'],
+      ]);
+      expect(themeCss(t)).to.contain('src:url("fonts/0123456789abcdef.woff2")');
+      for (const v of ['media/0123456789abcdef.png', 'fonts/0123456789abcdef.woff2'])
+        expect(isPackagedFile(v), v).to.equal(true);
+      for (const v of [
+        'media/0123456789ABCDEF.png',
+        'media/0123.png',
+        '/media/0123456789abcdef.png',
+        'media/0123456789abcdef.png?x',
+        'media/0123456789abcdef.png/../../x',
+        'javascript:media/0123456789abcdef.png',
+        'other/0123456789abcdef.png',
+        null,
+      ])
+        expect(isPackagedFile(v), String(v)).to.equal(false);
     });
 
     it('writes one palette for light and dark, and both behind prefers-color-scheme for auto', () => {

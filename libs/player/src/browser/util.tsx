@@ -1,6 +1,7 @@
 /** Small helpers shared by the block renderers: defensive field readers and the text/Markdown renderers. */
 import type { ComponentChildren } from 'preact';
 import { parseInline, parseMarkdown, parseParagraphs, type Inline, type MdBlock } from '../core/markdown.js';
+import { isPackagedFile } from '../core/theme.js';
 
 export type Rec = Record<string, unknown>;
 
@@ -18,12 +19,14 @@ export const itemId = (item: Rec, i: number): string =>
 
 /**
  * A media address the browser can load. Stored `media://` identifiers are signed into http(s) URLs by the
- * Player API before they reach the player; anything that is still not http(s), a data: image/media URL or
- * a path on this origin is not loaded.
+ * Player API before they reach the player; a SCORM package's own files are `media/<hash>.<ext>` next to its
+ * page; anything that is still not http(s), a data: image/media URL, a path on this origin or a packaged file is
+ * not loaded.
  */
 export function mediaSrc(v: unknown): string | null {
   const s = str(v).trim();
   if (/^https?:\/\//i.test(s) || /^data:(image|video|audio)\//i.test(s) || /^\/(?!\/)/.test(s)) return s;
+  if (isPackagedFile(s)) return s;
   return null;
 }
 

@@ -404,6 +404,13 @@ const oneOf = <T extends string>(list: readonly T[], v: unknown): T | undefined 
   typeof v === 'string' && (list as readonly string[]).includes(v) ? (v as T) : undefined;
 
 export const isHttpUrl = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\/[^\s]+$/i.test(v);
+/**
+ * A file a SCORM package carries (`fonts/<sha256-16>.<ext>`, `media/<sha256-16>.<ext>`), relative to the page at
+ * the package root. Only that exact shape: a relative URL of any other form is still not loaded.
+ */
+export const isPackagedFile = (v: unknown): v is string =>
+  typeof v === 'string' && /^(?:fonts|media)\/[0-9a-f]{16}\.[a-z0-9]{2,5}$/.test(v);
+const isFileUrl = (v: unknown): v is string => isHttpUrl(v) || isPackagedFile(v);
 
 function fontName(v: unknown): string | undefined {
   if (typeof v !== 'string') return undefined;
@@ -428,7 +435,7 @@ function fontsOf(list: unknown): CustomFont[] {
     if (typeof f !== 'object' || f === null) continue;
     const r = f as Record<string, unknown>;
     const family = fontName(r.family);
-    if (family === undefined || !isHttpUrl(r.url)) continue;
+    if (family === undefined || !isFileUrl(r.url)) continue;
     const weight =
       typeof r.weight === 'number' && r.weight >= 1 && r.weight <= 1000 ? Math.round(r.weight) : 400;
     out.push({ family, url: r.url, weight, style: r.style === 'italic' ? 'italic' : 'normal' });
@@ -461,7 +468,7 @@ export function resolveTheme(theme: PlayerTheme | null | undefined, courseFonts?
     corners: oneOf(CORNERS, t.corners) ?? look.corners,
     density: oneOf(DENSITIES, t.density) ?? look.density,
     arrangement: look.arrangement,
-    logoUrl: isHttpUrl(t.logoUrl) ? t.logoUrl : null,
+    logoUrl: isFileUrl(t.logoUrl) ? t.logoUrl : null,
     fonts: [...fontsOf(theme?.customFonts), ...fontsOf(courseFonts)],
   };
 }

@@ -14,4 +14,23 @@ export {
   type CourseEntry,
 } from './worker.js';
 export { buildManifest, xmlEscape, ncName, xmlLang, type ManifestInput } from './manifest.js';
-export { fetchFont, fontKind, type FontFetch, type FontFetchOptions } from './fonts.js';
+export { fetchToFile, type GuardedFetch, type GuardedFetchOptions } from './fetch.js';
+export {
+  fontKind,
+  imageKind,
+  playableKind,
+  mediaKind,
+  svgHazard,
+  type FontExt,
+  type ImageExt,
+  type PlayableExt,
+  type MediaClass,
+} from './sniff.js';
+export {
+  mapBlockMedia,
+  packAssets,
+  isFetchable,
+  SVG_MAX_BYTES,
+  type AssetUse,
+  type PackedFile,
+} from './assets.js';

@@ -1,6 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WebhookEnv } from '@lectern/webhooks';
@@ -30,15 +29,15 @@ import {
 } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { buildManifest } from './manifest.js';
-import { fetchFont } from './fonts.js';
+import { isFetchable, mapBlockMedia, packAssets, type AssetUse } from './assets.js';
 
 export const SCORM_EXPORT_KIND = 'scorm.export' as const;
 /** Durable consumer name (`<prefix>_scorm-export`): every scorm-worker process shares the export queue. */
 export const SCORM_EXPORT_APP = 'scorm-export';
 
 /**
- * What the export reads: the SCORM settings, and the webhook flag that also decides whether custom fonts may be
- * fetched from private networks (one outbound-request policy, as for certificate logos).
+ * What the export reads: the SCORM settings, and the webhook flag that also decides whether custom fonts and
+ * media may be fetched from private networks (one outbound-request policy, as for certificate logos).
  */
 export const SCORM_WORKER_ENV = [
   ScormEnv,
@@ -52,7 +51,12 @@ export interface ScormExportSettings {
   allowPrivate: boolean;
   fontMaxBytes: number;
   fontTimeoutMs: number;
-  /** Where the zip is written before it is uploaded (os.tmpdir() by default). */
+  /** One media file (image, video, audio) larger than this stays remote. */
+  mediaMaxBytes: number;
+  mediaTimeoutMs: number;
+  /** Every media file of one package together: past it, the rest stays remote. */
+  packageMediaMaxBytes: number;
+  /** Where the fetched files and the zip is written before it is uploaded (os.tmpdir() by default). */
   tmpDir?: string;
 }
 
@@ -66,6 +70,9 @@ export function scormExportSettings(cfg: ScormWorkerConfig): ScormExportSettings
     allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     fontMaxBytes: cfg.SCORM_FONT_MAX_BYTES,
     fontTimeoutMs: cfg.SCORM_FONT_TIMEOUT_MS,
+    mediaMaxBytes: cfg.SCORM_MEDIA_MAX_BYTES,
+    mediaTimeoutMs: cfg.SCORM_MEDIA_TIMEOUT_MS,
+    packageMediaMaxBytes: cfg.SCORM_PACKAGE_MEDIA_MAX_BYTES,
   };
 }
 
@@ -155,43 +162,16 @@ function courseEntry(course: Course, translations: CourseTranslation[], theme: T
   };
 }
 
-/**
- * Fetches every distinct custom font (course and theme) into `fonts/`; the config then points at the packaged
- * copy. A font that cannot be had keeps its remote URL (the package then needs the network for it) and the
- * reason is returned as a warning.
- */
-async function packFonts(fonts: CustomFontRef[], deps: ScormExportSettings) {
-  const urls = [...new Set(fonts.map((f) => f.url))];
-  const files = new Map<string, { name: string; bytes: Buffer }>();
-  const warnings: string[] = [];
-  await Promise.all(
-    urls.map(async (url) => {
-      const got = await fetchFont(url, {
-        allowPrivate: deps.allowPrivate,
-        maxBytes: deps.fontMaxBytes,
-        timeoutMs: deps.fontTimeoutMs,
-      });
-      if (!got.ok) {
-        warnings.push(`font ${url} left as a remote URL: ${got.reason}`);
-        return;
-      }
-      const hash = createHash('sha256').update(got.bytes).digest('hex').slice(0, 16);
-      files.set(url, { name: `fonts/${hash}.${got.ext}`, bytes: got.bytes });
-    }),
-  );
-  const local = (list: CustomFontRef[]) =>
-    list.map((f) => {
-      const file = files.get(f.url);
-      return file ? { ...f, url: file.name } : f;
-    });
-  return { files: [...new Map([...files.values()].map((f) => [f.name, f])).values()], local, warnings };
+interface ZipEntry {
+  name: string;
+  body?: string | Buffer;
+  /** Read from this file as the zip is written (the bundle, fetched fonts and media). */
+  path?: string;
+  store?: boolean;
 }
 
 /** Writes the zip to `file` as it is produced (archiver streams each entry; nothing holds the whole package). */
-async function writeZip(
-  file: string,
-  entries: { name: string; body?: string | Buffer; path?: string }[],
-): Promise<void> {
+async function writeZip(file: string, entries: ZipEntry[]): Promise<void> {
   // Loaded on the first export: every process that builds the job registry (the API's `lectern start`, the CLI)
   // would otherwise pay for archiver's module tree at start.
   const { default: archiver } = await import('archiver');
@@ -205,7 +185,9 @@ async function writeZip(
   });
   archive.pipe(out);
   for (const e of entries) {
-    if (e.path !== undefined) archive.file(e.path, { name: e.name });
+    // `store` is a zip entry's option (archiver's ZipEntryData); `file` is typed with the common EntryData.
+    const data = { name: e.name, store: e.store ?? false } as Parameters<typeof archive.file>[1];
+    if (e.path !== undefined) archive.file(e.path, data);
     else archive.append(e.body ?? '', { name: e.name });
   }
   await archive.finalize();
@@ -230,69 +212,98 @@ export function scormExportHandler(deps: ScormExportDeps) {
 
     const courseFonts = (course.customFonts ?? []) as CustomFontRef[];
     const themeFonts = (theme?.customFonts ?? []) as CustomFontRef[];
-    const fonts = await packFonts([...courseFonts, ...themeFonts], deps);
-    for (const w of fonts.warnings) ctx.log.warn({ courseId }, w);
-
-    const playerCourse = {
-      id: course.id,
-      title: material.title,
-      direction: course.direction,
-      locale: material.locale,
-      quizFeedback: course.quizFeedback,
-      navigation: course.navigation,
-      passingScore: course.passingScore === null ? null : Number(course.passingScore),
-      contentHash: material.contentHash,
-      theme: theme ? { tokens: theme.tokens, customFonts: fonts.local(themeFonts) } : null,
-      customFonts: fonts.local(courseFonts),
-      // Instructor notes are for authors and facilitators: the learner's copy leaves them out (course.json keeps them).
-      screens: (material.screens as { blocks?: { type?: unknown }[] }[]).map((s) => ({
-        ...s,
-        blocks: Array.isArray(s.blocks) ? s.blocks.filter((b) => b?.type !== 'instructor_note') : [],
-      })),
-    } as unknown as PlayerCourse;
-    const config: ScormPlayerConfig = {
-      mode: 'scorm',
-      scorm: version === 'scorm12' ? '1.2' : '2004',
-      course: playerCourse,
-      lang: lang === null ? null : material.locale,
-      track,
-    };
-    const html = playerPageHtml({
-      config,
-      assets,
-      assetBase: '.',
-      title: material.title,
-      lang: material.locale,
-      dir: course.direction,
+    const tokens = (theme?.tokens ?? {}) as { logoUrl?: unknown };
+    // Instructor notes are for authors and facilitators: the learner's copy leaves them out (course.json keeps them).
+    const screens = (material.screens as { blocks?: { type?: unknown }[] }[]).map((s) => ({
+      ...s,
+      blocks: Array.isArray(s.blocks) ? s.blocks.filter((b) => b?.type !== 'instructor_note') : [],
+    }));
+    const refs: { url: string; use: AssetUse }[] = [...courseFonts, ...themeFonts].map((f) => ({
+      url: f.url,
+      use: 'font',
+    }));
+    mapBlockMedia(screens, (url, use) => {
+      refs.push({ url, use });
+      return url;
     });
-    const entry = JSON.stringify(courseEntry(course, translations, theme));
+    if (isFetchable(tokens.logoUrl)) refs.push({ url: tokens.logoUrl, use: 'image' });
 
-    const entries: { name: string; body?: string | Buffer; path?: string }[] = [
-      { name: 'index.html', body: html },
-      { name: assets.js.file, path: assets.js.path },
-      { name: assets.css.file, path: assets.css.path },
-      { name: COURSE_ENTRY, body: entry },
-      ...fonts.files.map((f) => ({ name: f.name, body: f.bytes })),
-    ];
-    const manifest = buildManifest({
-      version,
-      courseId: course.id,
-      title: material.title,
-      lang: material.locale,
-      files: entries.map((e) => e.name),
-    });
-    const fileName = packageFileName(material.title, course.id, version);
-    const tmp = path.join(
-      deps.tmpDir ?? os.tmpdir(),
-      `lectern-scorm-${job.id}-${randomBytes(4).toString('hex')}.zip`,
-    );
+    const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
-      await writeZip(tmp, [{ name: 'imsmanifest.xml', body: manifest }, ...entries]);
+      const packed = await packAssets(refs, {
+        allowPrivate: deps.allowPrivate,
+        fontMaxBytes: deps.fontMaxBytes,
+        fontTimeoutMs: deps.fontTimeoutMs,
+        mediaMaxBytes: deps.mediaMaxBytes,
+        mediaTimeoutMs: deps.mediaTimeoutMs,
+        packageMediaMaxBytes: deps.packageMediaMaxBytes,
+        dir,
+      });
+      for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
+      const local = (url: string) => packed.names.get(url) ?? url;
+      const localFonts = (list: CustomFontRef[]) => list.map((f) => ({ ...f, url: local(f.url) }));
+
+      const playerCourse = {
+        id: course.id,
+        title: material.title,
+        direction: course.direction,
+        locale: material.locale,
+        quizFeedback: course.quizFeedback,
+        navigation: course.navigation,
+        passingScore: course.passingScore === null ? null : Number(course.passingScore),
+        contentHash: material.contentHash,
+        theme: theme
+          ? {
+              tokens: isFetchable(tokens.logoUrl)
+                ? { ...theme.tokens, logoUrl: local(tokens.logoUrl) }
+                : theme.tokens,
+              customFonts: localFonts(themeFonts),
+            }
+          : null,
+        customFonts: localFonts(courseFonts),
+        // Media fields point at the packaged files; course.json keeps the original URLs (the course's backup).
+        screens: mapBlockMedia(screens, local),
+      } as unknown as PlayerCourse;
+      const config: ScormPlayerConfig = {
+        mode: 'scorm',
+        scorm: version === 'scorm12' ? '1.2' : '2004',
+        course: playerCourse,
+        lang: lang === null ? null : material.locale,
+        track,
+      };
+      const html = playerPageHtml({
+        config,
+        assets,
+        assetBase: '.',
+        title: material.title,
+        lang: material.locale,
+        dir: course.direction,
+      });
+      const entry = JSON.stringify(courseEntry(course, translations, theme));
+
+      const entries: ZipEntry[] = [
+        { name: 'index.html', body: html },
+        { name: assets.js.file, path: assets.js.path },
+        { name: assets.css.file, path: assets.css.path },
+        { name: COURSE_ENTRY, body: entry },
+        // Each fetched file is added from its temp file: archiver streams it, no video is held in memory.
+        ...packed.files,
+      ];
+      const manifest = buildManifest({
+        version,
+        courseId: course.id,
+        title: material.title,
+        lang: material.locale,
+        files: entries.map((e) => e.name),
+      });
+      const fileName = packageFileName(material.title, course.id, version);
+      const zip = path.join(dir, 'package.zip');
+      await writeZip(zip, [{ name: 'imsmanifest.xml', body: manifest }, ...entries]);
       const key = `jobs/${job.id}/${fileName}`;
-      const bytes = await deps.storage.putFile(key, tmp, 'application/zip');
-      return { key, bytes, fileName, warnings: fonts.warnings };
+      const bytes = await deps.storage.putFile(key, zip, 'application/zip');
+      return { key, bytes, fileName, warnings: packed.warnings };
     } finally {
-      await rm(tmp, { force: true });
+      await rm(dir, { recursive: true, force: true });
     }
   };
 }
@@ -303,9 +314,11 @@ export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof S
     kind: SCORM_EXPORT_KIND,
     app: SCORM_EXPORT_APP,
     handler: scormExportHandler(deps),
-    // Zipping is CPU on one thread, the rest is I/O: a few in flight overlap the store and the fonts.
+    // Zipping is CPU on one thread, the rest is I/O: a few in flight overlap the store, fonts and media.
     concurrency: 4,
-    // An export takes well under a second; font fetches are capped at SCORM_FONT_TIMEOUT_MS (≤ 30 s).
+    // An export without remote files takes well under a second; each font or media fetch is capped by its own
+    // timeout (SCORM_FONT_TIMEOUT_MS, SCORM_MEDIA_TIMEOUT_MS), four at a time. The API waits
+    // SCORM_EXPORT_TIMEOUT_MS (60 s) for the answer, so a course whose media take longer answers 504 anyway.
     ackWaitMs: 60_000,
     maxDeliver: 5,
   };

@@ -1,0 +1,183 @@
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fetchToFile, type GuardedFetchOptions } from './fetch.js';
+import { fontKind, imageKind, playableKind, svgHazard, type MediaClass } from './sniff.js';
+
+/** What a URL is fetched as: a font face, or the media class of the block field that holds it. */
+export type AssetUse = 'font' | MediaClass;
+
+/**
+ * The block fields that hold media the player loads (`<img>`, `<video>`, `<audio>`, a poster), and what they may
+ * hold. Fields that navigate or frame another page (`button.url`, `resource.url`, `embed.url`) are not media:
+ * they stay as they are.
+ */
+const MEDIA_FIELDS: Record<string, { field: string; cls: MediaClass }[]> = {
+  image: [{ field: 'url', cls: 'image' }],
+  video: [
+    { field: 'url', cls: 'playable' },
+    { field: 'poster', cls: 'image' },
+  ],
+  audio: [{ field: 'url', cls: 'playable' }],
+  video_chapters: [{ field: 'url', cls: 'playable' }],
+  hotspot: [{ field: 'image', cls: 'image' }],
+};
+/** Lists of items whose fields are media: `slideshow.slides[].image`. */
+const MEDIA_ITEMS: Record<string, { list: string; field: string; cls: MediaClass }[]> = {
+  slideshow: [{ list: 'slides', field: 'image', cls: 'image' }],
+};
+
+/** Only absolute http(s) URLs are fetched: data: URLs are inside already, `media://` and paths are not ours to fetch. */
+export const isFetchable = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\/\S+$/i.test(v);
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A copy of the screens with every fetchable media URL passed through `swap` (given the field's class); nothing
+ * else changes. Used twice: once to collect the URLs (swap returns them as they are), once to point them at the
+ * packaged files.
+ */
+export function mapBlockMedia<S>(screens: S[], swap: (url: string, cls: MediaClass) => string): S[] {
+  return screens.map((s) => {
+    if (!isRec(s) || !Array.isArray(s.blocks)) return s;
+    const blocks = s.blocks.map((b: unknown) => {
+      if (!isRec(b) || typeof b.type !== 'string') return b;
+      let out = b;
+      for (const { field, cls } of MEDIA_FIELDS[b.type] ?? []) {
+        if (isFetchable(b[field])) out = { ...out, [field]: swap(b[field], cls) };
+      }
+      for (const { list, field, cls } of MEDIA_ITEMS[b.type] ?? []) {
+        const items = b[list];
+        if (!Array.isArray(items)) continue;
+        out = {
+          ...out,
+          [list]: items.map((it: unknown) =>
+            isRec(it) && isFetchable(it[field]) ? { ...it, [field]: swap(it[field], cls) } : it,
+          ),
+        };
+      }
+      return out;
+    });
+    return { ...s, blocks } as S;
+  });
+}
+
+export interface PackedFile {
+  /** The entry in the package: `fonts/<sha256-16>.<ext>` or `media/<sha256-16>.<ext>`. */
+  name: string;
+  /** The temp file it is read from when the zip is written. */
+  path: string;
+  /** Stored as is in the zip: the format is compressed already, deflating it again costs CPU for nothing. */
+  store: boolean;
+}
+
+const COMPRESSED = new Set([
+  'woff2',
+  'woff',
+  'png',
+  'jpg',
+  'gif',
+  'webp',
+  'mp4',
+  'm4a',
+  'webm',
+  'ogg',
+  'mp3',
+]);
+
+export interface PackAssetsOptions {
+  allowPrivate: boolean;
+  fontMaxBytes: number;
+  fontTimeoutMs: number;
+  mediaMaxBytes: number;
+  mediaTimeoutMs: number;
+  /** Every media file of the package together (fonts have their own, smaller cap). */
+  packageMediaMaxBytes: number;
+  /** A temp directory of this export; the caller removes it. */
+  dir: string;
+  lookup?: GuardedFetchOptions['lookup'];
+}
+
+/** An SVG is read whole to be checked, so it has a cap of its own far below a video's. */
+export const SVG_MAX_BYTES = 5_000_000;
+/** Fetches in flight per export: enough to overlap slow hosts, few enough not to flood one. */
+const PARALLEL = 4;
+
+const ACCEPT: Record<AssetUse, string> = {
+  font: 'font/woff2, font/woff, font/ttf, font/otf, */*',
+  image: 'image/png, image/jpeg, image/gif, image/webp, image/svg+xml, */*',
+  playable: 'video/mp4, video/webm, audio/mpeg, audio/ogg, audio/wav, audio/mp4, */*',
+};
+const KIND_WORDS: Record<AssetUse, string> = {
+  font: 'a WOFF2, WOFF, TrueType or OpenType font',
+  image: 'a PNG, JPEG, GIF, WebP or SVG image',
+  playable: 'an MP4, WebM, Ogg, MP3, WAV or M4A file',
+};
+
+/**
+ * Fetches every distinct URL once (the guarded fetcher: SSRF policy, caps, deadline), checks by its first bytes
+ * that it is what the field shows, and names it by its content hash (two URLs with the same bytes make one
+ * file). Returns the packaged name per URL; a URL that could not be packaged is absent and has a warning.
+ */
+export async function packAssets(
+  refs: { url: string; use: AssetUse }[],
+  opts: PackAssetsOptions,
+): Promise<{ names: Map<string, string>; files: PackedFile[]; warnings: string[] }> {
+  // One fetch per URL; a URL used by two kinds of field takes whichever its bytes are.
+  const uses = new Map<string, Set<AssetUse>>();
+  for (const r of refs) uses.set(r.url, (uses.get(r.url) ?? new Set()).add(r.use));
+  const queue = [...uses.entries()];
+  const budget = { remaining: opts.packageMediaMaxBytes };
+  const names = new Map<string, string>();
+  const files = new Map<string, PackedFile>();
+  const warnings = new Map<string, string>();
+  let n = 0;
+
+  const one = async (url: string, want: Set<AssetUse>) => {
+    const font = want.has('font');
+    const file = path.join(opts.dir, `asset-${n++}`);
+    const got = await fetchToFile(url, {
+      allowPrivate: opts.allowPrivate,
+      maxBytes: font ? opts.fontMaxBytes : opts.mediaMaxBytes,
+      timeoutMs: font ? opts.fontTimeoutMs : opts.mediaTimeoutMs,
+      budget: font ? undefined : budget,
+      accept: ACCEPT[[...want][0]],
+      file,
+      lookup: opts.lookup,
+    });
+    const label = font ? 'font' : 'media';
+    const refuse = async (reason: string) => {
+      warnings.set(url, `${label} ${url} left as a remote URL: ${reason}`);
+      if (got.ok) {
+        await rm(got.file, { force: true });
+        if (!font) budget.remaining += got.bytes;
+      }
+    };
+    if (!got.ok) return refuse(got.reason);
+    const ext =
+      (want.has('font') ? fontKind(got.head) : null) ??
+      (want.has('image') ? imageKind(got.head) : null) ??
+      (want.has('playable') ? playableKind(got.head) : null);
+    if (!ext) return refuse(`not ${[...want].map((u) => KIND_WORDS[u]).join(' or ')}`);
+    if (ext === 'svg') {
+      if (got.bytes > SVG_MAX_BYTES) return refuse(`an SVG larger than ${SVG_MAX_BYTES} bytes`);
+      const hazard = svgHazard(await readFile(got.file, 'utf8'));
+      if (hazard) return refuse(hazard);
+    }
+    const name = `${font ? 'fonts' : 'media'}/${got.sha256.slice(0, 16)}.${ext}`;
+    names.set(url, name);
+    if (files.has(name)) {
+      await rm(got.file, { force: true });
+      if (!font) budget.remaining += got.bytes;
+    } else files.set(name, { name, path: got.file, store: COMPRESSED.has(ext) });
+  };
+
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL, queue.length) }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await one(next[0], next[1]);
+    }),
+  );
+  // Warnings in the order the course references the URLs, whatever order the fetches ended in.
+  const ordered = [...uses.keys()].flatMap((u) => (warnings.has(u) ? [warnings.get(u)!] : []));
+  return { names, files: [...files.values()], warnings: ordered };
+}

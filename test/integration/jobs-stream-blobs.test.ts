@@ -108,4 +108,47 @@ describe('jobs: streamed input blobs and blob files (libs/jobs)', function () {
     expect(existsSync(seen[1])).to.equal(false);
     expect(await scormUploadKeys(rt.storage), 'deleted once the job ended').to.deep.equal([]);
   });
+
+  it('readsOnly: the handler runs outside any transaction, the result is written after it; a job ended meanwhile is left alone', async () => {
+    const meta = { kind: 'salvaged' as const, warnings: [] };
+    const cmd = await queuedJob(rt, ws.id, Buffer.from('x'));
+    let inTransaction: boolean | undefined;
+    const opts = {
+      kind: SCORM_IMPORT_KIND,
+      readsOnly: true,
+      handler: (async (_job, ctx) => {
+        inTransaction = ctx.em.isInTransaction();
+        return { courseId: 'crs_readsonly', meta };
+      }) as JobHandler<typeof SCORM_IMPORT_KIND>,
+    };
+    expect(await processJob(rt, opts, cmd, 1, rt.log)).to.equal('completed');
+    expect(inTransaction).to.equal(false);
+    const [row] = await boundQuery<{ status: string; result: unknown }>(
+      rt.orm.em.fork(),
+      'select status, result from jobs where id = ?',
+      [cmd.jobId],
+    );
+    expect(row).to.deep.equal({ status: 'completed', result: { courseId: 'crs_readsonly', meta } });
+
+    // Another delivery finished the job while this handler worked: its result is not written over the other's.
+    const raced = await queuedJob(rt, ws.id, Buffer.from('y'));
+    const racing = {
+      ...opts,
+      handler: (async () => {
+        await boundQuery(
+          rt.orm.em.fork(),
+          `update jobs set status = 'completed', result = '{}'::jsonb where id = ?`,
+          [raced.jobId],
+        );
+        return { courseId: 'crs_late', meta };
+      }) as JobHandler<typeof SCORM_IMPORT_KIND>,
+    };
+    expect(await processJob(rt, racing, raced, 1, rt.log)).to.equal('skipped');
+    const [kept] = await boundQuery<{ result: unknown }>(
+      rt.orm.em.fork(),
+      'select result from jobs where id = ?',
+      [raced.jobId],
+    );
+    expect(kept.result).to.deep.equal({});
+  });
 });

@@ -82,6 +82,13 @@ export interface JobWorkerOptions<K extends JobKind> {
    * untrusted upload does not outlive its job. A delivery that will be retried keeps them.
    */
   deleteBlobsWhenDone?: boolean;
+  /**
+   * The handler writes nothing but its result (an export: it reads rows and writes to the object store). It then
+   * runs outside any transaction, on a fresh EntityManager, so no connection or row lock is held across its slow
+   * network and disk work; the result is written afterwards in a short transaction that still checks the job is
+   * this delivery's to finish.
+   */
+  readsOnly?: boolean;
 }
 
 export type JobOutcome = 'completed' | 'failed' | 'skipped';
@@ -186,7 +193,10 @@ function blobsOf(input: Record<string, unknown> | null): Record<string, string> 
  */
 export async function processJob<K extends JobKind>(
   deps: JobDeps,
-  opts: Pick<JobWorkerOptions<K>, 'kind' | 'handler' | 'maxDeliver' | 'blobsAs' | 'deleteBlobsWhenDone'>,
+  opts: Pick<
+    JobWorkerOptions<K>,
+    'kind' | 'handler' | 'maxDeliver' | 'blobsAs' | 'deleteBlobsWhenDone' | 'readsOnly'
+  >,
   cmd: JobCommand,
   deliveryCount: number,
   log: Logger,
@@ -248,32 +258,25 @@ export async function processJob<K extends JobKind>(
     if (asFiles) tmpDir = await mkdtemp(path.join(os.tmpdir(), 'lectern-job-'));
     const bytes = asFiles ? new Map<string, Buffer>() : await readBlobs(deps.storage, blobs);
     const files = tmpDir ? await downloadBlobs(deps.storage, blobs, tmpDir) : new Map<string, string>();
-    const completed = await em.transactional(async (tx) => {
-      const [locked] = await boundQuery<{ status: string }>(
-        tx,
-        'select status from jobs where id = ? for update',
-        [job.id],
-      );
-      if (locked?.status !== 'processing') return false;
-      const ctx: JobContext = {
-        em: tx,
-        log: jobLog,
-        async readBlob(name) {
-          const body = bytes.get(name);
-          if (!body)
-            throw new AppError('internal_error', `job ${job.id} has no blob "${name}"`, { retryable: false });
-          return body;
-        },
-        blobFile(name) {
-          const file = files.get(name);
-          if (!file)
-            throw new AppError('internal_error', `job ${job.id} has no blob file "${name}"`, {
-              retryable: false,
-            });
-          return file;
-        },
-      };
-      const result = await opts.handler(job, ctx);
+    const contextOf = (handlerEm: EntityManager): JobContext => ({
+      em: handlerEm,
+      log: jobLog,
+      async readBlob(name) {
+        const body = bytes.get(name);
+        if (!body)
+          throw new AppError('internal_error', `job ${job.id} has no blob "${name}"`, { retryable: false });
+        return body;
+      },
+      blobFile(name) {
+        const file = files.get(name);
+        if (!file)
+          throw new AppError('internal_error', `job ${job.id} has no blob file "${name}"`, {
+            retryable: false,
+          });
+        return file;
+      },
+    });
+    const checkResult = (result: unknown) => {
       const checked = spec.result.safeParse(result);
       if (!checked.success) {
         throw new AppError(
@@ -285,6 +288,18 @@ export async function processJob<K extends JobKind>(
           },
         );
       }
+      return checked.data;
+    };
+    // A reads-only handler runs before the transaction, on its own EntityManager (no connection held meanwhile).
+    const early = opts.readsOnly ? checkResult(await opts.handler(job, contextOf(em.fork()))) : undefined;
+    const completed = await em.transactional(async (tx) => {
+      const [locked] = await boundQuery<{ status: string }>(
+        tx,
+        'select status from jobs where id = ? for update',
+        [job.id],
+      );
+      if (locked?.status !== 'processing') return false;
+      const result = early ?? checkResult(await opts.handler(job, contextOf(tx)));
       // Flush what the handler left in the unit of work before the job is marked done.
       await tx.flush();
       await boundQuery(
@@ -293,7 +308,7 @@ export async function processJob<K extends JobKind>(
         `update jobs set status = 'completed', result = ?::jsonb, error = null,
                 completed_at = clock_timestamp(), updated_at = clock_timestamp()
           where id = ?`,
-        [JSON.stringify(checked.data), job.id],
+        [JSON.stringify(result), job.id],
       );
       return true;
     });

@@ -314,6 +314,9 @@ export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof S
     kind: SCORM_EXPORT_KIND,
     app: SCORM_EXPORT_APP,
     handler: scormExportHandler(deps),
+    // It reads the course and writes only to the object store: no transaction is held while fonts and media are
+    // fetched and the package is zipped and uploaded.
+    readsOnly: true,
     // Zipping is CPU on one thread, the rest is I/O: a few in flight overlap the store, fonts and media.
     concurrency: 4,
     // An export without remote files takes well under a second; each font or media fetch is capped by its own

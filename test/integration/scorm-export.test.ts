@@ -12,15 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import type { JobWorkerHandle } from '@lectern/jobs';
-import {
-  COURSE_ENTRY,
-  GENERATOR_SCHEMA,
-  fetchToFile,
-  startScormExportWorker,
-  type CourseEntry,
-} from '@lectern/scorm';
+import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
-import { parseEncryptionKey } from '@lectern/webhooks';
+import { fetchToFile, parseEncryptionKey } from '@lectern/webhooks';
 import type { PlayerAssets } from '@lectern/player';
 import {
   makeWorkspace,

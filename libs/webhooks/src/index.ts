@@ -2,6 +2,7 @@ export * from './env.js';
 export * from './secrets.js';
 export * from './signature.js';
 export * from './ssrf.js';
+export * from './fetch-to-file.js';
 export * from './retry.js';
 export * from './deliver.js';
 export * from './secret-key.js';

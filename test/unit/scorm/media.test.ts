@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fetchToFile, imageKind, isFetchable, mapBlockMedia, playableKind, svgHazard } from '@lectern/scorm';
+import { imageKind, isFetchable, mapBlockMedia, playableKind, svgHazard } from '@lectern/scorm';
+import { fetchToFile } from '@lectern/webhooks';
 
 const hex = (h: string, pad = 16) => Buffer.concat([Buffer.from(h, 'hex'), Buffer.alloc(pad)]);
 

@@ -1,7 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { checkUrlResolved, type HostResolver } from '@lectern/webhooks';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fetchToFile, type HostResolver } from '@lectern/webhooks';
 
 export interface LogoFetchOptions {
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: the same policy as webhook deliveries. */
@@ -23,81 +23,29 @@ export function imageKind(bytes: Buffer): 'png' | 'jpeg' | null {
 }
 
 /**
- * Fetches a template logo for the PDF. The URL is the customer's, so the fetch is held to
- * the webhook SSRF policy (libs/webhooks `checkUrlResolved`: no loopback, private,
- * link-local or metadata addresses unless WEBHOOK_ALLOW_PRIVATE_NETWORKS), connects to
- * exactly the address that was checked, follows no redirect, stops at `maxBytes` and
- * gives up after `timeoutMs` in all. Never throws: a logo that cannot be had is left out
- * of the certificate and the reason is returned for the log.
+ * Fetches a template logo for the PDF with the service's one guarded download (`fetchToFile` of
+ * libs/webhooks: the webhook SSRF policy, connected to exactly the address that was checked, no
+ * redirect, `maxBytes`, `timeoutMs` in all), through a temp file that is removed at once. Never
+ * throws: a logo that cannot be had, or is not PNG/JPEG, is left out of the certificate and the
+ * reason is returned for the log.
  */
-export function fetchLogo(url: string, opts: LogoFetchOptions): Promise<LogoFetch> {
-  return new Promise<LogoFetch>((resolve) => {
-    let settled = false;
-    let req: http.ClientRequest | undefined;
-    const finish = (r: LogoFetch) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      req?.destroy();
-      resolve(r);
-    };
-    const timer = setTimeout(
-      () => finish({ ok: false, reason: `timed out after ${opts.timeoutMs} ms` }),
-      opts.timeoutMs,
-    );
-    const start = async () => {
-      const target = await checkUrlResolved(url, { allowPrivate: opts.allowPrivate, lookup: opts.lookup });
-      if (settled) return;
-      if (!target.ok) return finish({ ok: false, reason: `refused: ${target.reason}` });
-      const { url: u, hostname, address, family } = target;
-      const pinned: LookupFunction = (_host, options, cb) => {
-        if ((options as { all?: boolean }).all) cb(null, [{ address, family }]);
-        else cb(null, address, family);
-      };
-      const client = u.protocol === 'https:' ? https : http;
-      req = client.get({
-        protocol: u.protocol,
-        hostname,
-        port: u.port === '' ? undefined : Number(u.port),
-        path: `${u.pathname}${u.search}`,
-        headers: { accept: 'image/png, image/jpeg', 'user-agent': 'Lectern-Certificates' },
-        lookup: pinned,
-        agent: false,
-        ...(u.protocol === 'https:' ? { servername: hostname } : {}),
-      });
-      req.on('error', (err) => finish({ ok: false, reason: err.message }));
-      req.on('response', (res) => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          res.resume();
-          return finish({
-            ok: false,
-            reason: `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
-          });
-        }
-        const declared = Number(res.headers['content-length'] ?? NaN);
-        if (declared > opts.maxBytes)
-          return finish({ ok: false, reason: `larger than ${opts.maxBytes} bytes` });
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > opts.maxBytes)
-            return finish({ ok: false, reason: `larger than ${opts.maxBytes} bytes` });
-          chunks.push(chunk);
-        });
-        res.on('end', () => {
-          const bytes = Buffer.concat(chunks);
-          if (imageKind(bytes) === null)
-            return finish({
-              ok: false,
-              reason: 'not a PNG or JPEG image (SVG, WebP and others cannot be embedded)',
-            });
-          finish({ ok: true, bytes });
-        });
-        res.on('error', (err) => finish({ ok: false, reason: err.message }));
-      });
-    };
-    start().catch((err: unknown) => finish({ ok: false, reason: (err as Error).message }));
-  });
+export async function fetchLogo(url: string, opts: LogoFetchOptions): Promise<LogoFetch> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-logo-'));
+  try {
+    const got = await fetchToFile(url, {
+      allowPrivate: opts.allowPrivate,
+      maxBytes: opts.maxBytes,
+      timeoutMs: opts.timeoutMs,
+      accept: 'image/png, image/jpeg',
+      userAgent: 'Lectern-Certificates',
+      file: path.join(dir, 'logo'),
+      lookup: opts.lookup,
+    });
+    if (!got.ok) return got;
+    if (imageKind(got.head) === null)
+      return { ok: false, reason: 'not a PNG or JPEG image (SVG, WebP and others cannot be embedded)' };
+    return { ok: true, bytes: await readFile(got.file) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fetchToFile, type GuardedFetchOptions } from './fetch.js';
+import { fetchToFile, type GuardedFetchOptions } from '@lectern/webhooks';
 import { fontKind, imageKind, playableKind, svgHazard, type MediaClass } from './sniff.js';
 
 /** What a URL is fetched as: a font face, or the media class of the block field that holds it. */

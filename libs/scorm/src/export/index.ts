@@ -14,7 +14,6 @@ export {
   type CourseEntry,
 } from './worker.js';
 export { buildManifest, xmlEscape, ncName, xmlLang, type ManifestInput } from './manifest.js';
-export { fetchToFile, type GuardedFetch, type GuardedFetchOptions } from './fetch.js';
 export {
   fontKind,
   imageKind,

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { checkUrlResolved, type HostResolver } from '@lectern/webhooks';
+import { checkUrlResolved, type HostResolver } from './ssrf.js';
 
 export interface GuardedFetchOptions {
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: the same outbound policy as webhook deliveries and certificate logos. */
@@ -17,6 +17,8 @@ export interface GuardedFetchOptions {
   /** Shared by the fetches of one package: each byte received is taken from it, and given back on failure. */
   budget?: { remaining: number };
   accept?: string;
+  /** Names the feature in the customer's logs, e.g. `Lectern-SCORM`. */
+  userAgent?: string;
   lookup?: HostResolver;
 }
 
@@ -27,12 +29,13 @@ export type GuardedFetch =
 const HEAD_BYTES = 4096;
 
 /**
- * Fetches a customer's URL (a custom font, a block's image or video) into `file` for a package. The URL is the
+ * Fetches a customer's URL into `file`: a SCORM package's fonts and media, a certificate template's logo. The one
+ * way the service downloads what a customer points it at. The URL is the
  * customer's, so the fetch is held to the webhook SSRF policy (`checkUrlResolved`: no loopback, private,
  * link-local or metadata address unless allowed), connects to exactly the address that was checked, follows no
  * redirect, stops at `maxBytes` (and at what is left of the package's `budget`) and gives up after `timeoutMs`
  * in all. The body is streamed to disk, so a 50 MB video is never held in memory; what it is gets decided by
- * the caller from `head`. Never throws: a file that cannot be had keeps its URL in the package, with the reason.
+ * the caller from `head`. Never throws: a file that cannot be had is `{ok: false, reason}` for the caller's log.
  */
 export function fetchToFile(url: string, opts: GuardedFetchOptions): Promise<GuardedFetch> {
   return new Promise<GuardedFetch>((resolve) => {
@@ -75,7 +78,7 @@ export function fetchToFile(url: string, opts: GuardedFetchOptions): Promise<Gua
         hostname,
         port: u.port === '' ? undefined : Number(u.port),
         path: `${u.pathname}${u.search}`,
-        headers: { accept: opts.accept ?? '*/*', 'user-agent': 'Lectern-SCORM' },
+        headers: { accept: opts.accept ?? '*/*', 'user-agent': opts.userAgent ?? 'Lectern' },
         lookup: pinned,
         agent: false,
         ...(u.protocol === 'https:' ? { servername: hostname } : {}),

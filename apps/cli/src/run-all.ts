@@ -65,6 +65,9 @@ export async function runAll(env: StartConfig): Promise<void> {
       'Try:',
       `  curl -s ${base}/me -H 'Authorization: Bearer ${creds.key}'`,
       `  curl -s -X POST ${base}/identities -H 'Authorization: Bearer ${creds.key}' -H 'Content-Type: application/json' -d '{"externalId":"learner-1","name":"Ada"}'`,
+      `  curl -s -X POST ${base}/courses -H 'Authorization: Bearer ${creds.key}' -H 'Content-Type: application/json' -d '{"title":"Fire safety","screens":[{"id":"s1","title":"Welcome","blocks":[{"id":"b1","type":"text","text":"Hello"}]}]}'`,
+      `  curl -s -o course.zip '${base}/courses/<course id>/scorm?version=scorm12' -H 'Authorization: Bearer ${creds.key}'   # SCORM package`,
+      `  curl -s -X POST ${base}/courses/<course id>/preview -H 'Authorization: Bearer ${creds.key}'   # a preview link to open in a browser`,
       '',
     ].join('\n'),
   );

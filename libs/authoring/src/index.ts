@@ -19,6 +19,7 @@ export {
   type UpdateCourseResult,
 } from './courses.js';
 export { assertRefsInWorkspace, type RefField } from './refs.js';
+export { workspaceForImport, importTitle } from './imports.js';
 export { listThemes, getTheme, createTheme, updateTheme, deleteTheme } from './themes.js';
 export {
   listCertificateTemplates,

@@ -20,7 +20,6 @@ export {
   csvImportJob,
   handleCsvImport,
   toImportIssues,
-  importTitle,
   CSV_IMPORT_KIND,
   CSV_WORKER_APP,
   CSV_BLOB,

@@ -1,7 +1,5 @@
 import { AppError } from '@lectern/errors';
-import { boundQuery, type PlanName } from '@lectern/db';
-import { createCourse } from '@lectern/authoring';
-import { TITLE_MAX } from '@lectern/contracts';
+import { createCourse, importTitle, workspaceForImport } from '@lectern/authoring';
 import type { CsvImportIssue, CsvImportJobResult } from '@lectern/contracts';
 import {
   runJobWorker,
@@ -24,12 +22,6 @@ export const CSV_BLOB = 'upload.csv';
 /** Parser issue → API issue: SPEC.md's `{code, path, message}` plus `row`, the same in the 201 and the 400. */
 export function toImportIssues(issues: readonly CsvIssue[]): CsvImportIssue[] {
   return issues.map((i) => ({ row: i.row, code: i.code, path: ['row', i.row], message: i.message }));
-}
-
-/** Title of the course: the `title` query, else the first screen's title (cut to the title limit). */
-export function importTitle(requested: string | null, firstScreenTitle: string): string {
-  if (requested !== null && requested.trim() !== '') return requested.trim();
-  return [...firstScreenTitle].slice(0, TITLE_MAX).join('').trim();
 }
 
 /**
@@ -63,16 +55,10 @@ export async function handleCsvImport(
     });
   }
 
-  // The plan is read here, at the moment of writing, not when the request came in.
-  const [ws] = await boundQuery<{ id: string; plan: PlanName }>(
-    ctx.em,
-    'select id, plan from workspaces where id = ?',
-    [job.workspaceId],
-  );
-  if (!ws) throw new AppError('not_found', 'Workspace not found');
+  const ws = await workspaceForImport(ctx.em, job.workspaceId);
   const course = await createCourse(
     ctx.em,
-    { id: ws.id, plan: ws.plan },
+    ws,
     { title: importTitle(job.input.title, parsed.screens[0].title), screens: parsed.screens },
     { sourceKind: 'csv' },
   );

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CsvImportIssue } from '@lectern/contracts';
-import { importTitle, parseCourseCsv, toImportIssues } from '@lectern/csv-import';
+import { importTitle } from '@lectern/authoring';
+import { parseCourseCsv, toImportIssues } from '@lectern/csv-import';
 
 describe('csv-import: the API shape of issues and the course title', () => {
   it('every parser issue becomes {row, code, path: ["row", row], message}, valid against the contract', () => {

@@ -1,18 +1,15 @@
 import { AppError, invalid, issuesFromZod } from '@lectern/errors';
-import { boundQuery, type EntityManager, type PlanName } from '@lectern/db';
+import type { EntityManager } from '@lectern/db';
 import {
   assertRefsInWorkspace,
   createCourse,
   createTranslation,
+  importTitle,
   updateTranslation,
+  workspaceForImport,
+  type WorkspaceRef,
 } from '@lectern/authoring';
-import {
-  CreateCourse,
-  Locale,
-  TITLE_MAX,
-  type ScormImportJobResult,
-  type ScormImportWarning,
-} from '@lectern/contracts';
+import { CreateCourse, Locale, type ScormImportJobResult, type ScormImportWarning } from '@lectern/contracts';
 import {
   runJobWorker,
   type ClaimedJob,
@@ -29,19 +26,6 @@ export const SCORM_IMPORT_KIND = 'scorm.import' as const;
 export const SCORM_IMPORT_APP = 'scorm-import';
 /** The blob of a scorm.import job that holds the uploaded package. */
 export const SCORM_BLOB = 'upload.zip';
-
-const cut = (s: string) => [...s.trim()].slice(0, TITLE_MAX).join('').trim();
-
-async function workspaceOf(em: EntityManager, id: string): Promise<{ id: string; plan: PlanName }> {
-  // The plan is read here, at the moment of writing, not when the request came in.
-  const [ws] = await boundQuery<{ id: string; plan: PlanName }>(
-    em,
-    'select id, plan from workspaces where id = ?',
-    [id],
-  );
-  if (!ws) throw new AppError('not_found', 'Workspace not found');
-  return ws;
-}
 
 /** A reference of the exported course that does not exist here is dropped (with a warning), not a 400. */
 async function keptRef(
@@ -68,7 +52,7 @@ async function keptRef(
 
 async function restore(
   em: EntityManager,
-  ws: { id: string; plan: PlanName },
+  ws: WorkspaceRef,
   course: RoundtripCourse,
   title: string | null,
   warnings: ScormImportWarning[],
@@ -111,14 +95,14 @@ export async function handleScormImport(
 ): Promise<ScormImportJobResult> {
   const pkg = await ZipPackage.open(ctx.blobFile(SCORM_BLOB));
   const plan = await planImport(pkg);
-  const ws = await workspaceOf(ctx.em, job.workspaceId);
+  const ws = await workspaceForImport(ctx.em, job.workspaceId);
   const warnings = [...plan.warnings];
   let courseId: string;
   if (plan.kind === 'roundtrip') {
     courseId = (await restore(ctx.em, ws, plan.course, job.input.title, warnings)).id;
   } else {
     if (plan.screens.length === 0) throw refused('no_items', 'The manifest has no item to import');
-    const title = job.input.title ?? (cut(plan.title) || 'Imported SCORM package');
+    const title = importTitle(job.input.title, plan.title) || 'Imported SCORM package';
     courseId = (await createCourse(ctx.em, ws, { title, screens: plan.screens }, { sourceKind: 'scorm' })).id;
   }
   ctx.log.info(

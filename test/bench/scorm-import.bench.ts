@@ -1,7 +1,7 @@
 /**
  * SCORM import of 10 MB and 100 MB packages (mostly incompressible media, a manifest and a few HTML pages):
  * wall time of `POST /courses/import/scorm` and the peak RSS of the worker process. Each size gets a fresh worker
- * process (scorm-import-worker-child.ts), so its peak is that size's own. Goal (issue 12): the 100 MB peak at most 1.5×
+ * process (scorm-worker-child.ts), so its peak is that size's own. Goal (issue 12): the 100 MB peak at most 1.5×
  * the 10 MB one and at most 256 MB.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -45,7 +45,7 @@ interface Child {
 }
 
 async function spawnWorker(cfg: TestConfig): Promise<Child> {
-  const script = fileURLToPath(new URL('./scorm-import-worker-child.ts', import.meta.url));
+  const script = fileURLToPath(new URL('./scorm-worker-child.ts', import.meta.url));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -1,8 +1,8 @@
 /**
- * The scorm worker in a process of its own, for scorm-export.bench.ts (spawned with `node --import tsx`;
- * configuration as JSON in BENCH_WORKER_CONFIG). Runs what apps/scorm-worker runs (every `scorm.*` kind of the
- * job registry) and tells the parent `{ ready, rssMiB }` over IPC; on `stop` it answers `{ peakRssMiB, rssMiB }`
- * (its own peak resident set, the number the bench reports) and exits.
+ * The scorm worker in a process of its own, for scorm-export.bench.ts and scorm-import.bench.ts (spawned with
+ * `node --import tsx`; configuration as JSON in BENCH_WORKER_CONFIG). Runs what apps/scorm-worker runs (every
+ * `scorm.*` kind of the job registry) and tells the parent `{ ready, rssMiB }` over IPC; answers `rss` with
+ * `{ maxRssMiB }` (its peak resident set so far); on `stop` it answers `{ peakRssMiB, rssMiB }` and exits.
  */
 import { BaseEnv, BusEnv, DbEnv, MetricsEnv, StorageEnv, parseEnv } from '@lectern/config';
 import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
@@ -11,9 +11,7 @@ import { scormJobWorkers } from '@lectern/job-registry';
 
 const raw = process.env.BENCH_WORKER_CONFIG;
 if (!raw || !process.send) {
-  process.stderr.write(
-    'scorm-worker-child: run by scorm-export.bench.ts (needs BENCH_WORKER_CONFIG and IPC)\n',
-  );
+  process.stderr.write('scorm-worker-child: run by the scorm benches (needs BENCH_WORKER_CONFIG and IPC)\n');
   process.exit(2);
 }
 const env = Object.fromEntries(
@@ -27,13 +25,15 @@ const rt = await createRuntime(cfg, { name: 'bench-scorm-worker-child', provisio
 const storage = await openStorage(cfg, { provision: false });
 const workers = await Promise.all(scormJobWorkers(env, { storage }).map((w) => w.start({ ...rt, storage })));
 
+// maxRSS is in kilobytes.
+const peakRssMiB = () => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
+
 let stopping: Promise<void> | undefined;
 const stop = () =>
   (stopping ??= (async () => {
     try {
-      // maxRSS is in kilobytes.
       process.send?.({
-        peakRssMiB: Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10,
+        peakRssMiB: peakRssMiB(),
         rssMiB: mib(process.memoryUsage().rss),
       });
       await Promise.all(workers.map((w) => w.stop()));
@@ -44,6 +44,7 @@ const stop = () =>
   })());
 process.on('message', (m) => {
   if (m === 'stop') void stop();
+  if (m === 'rss') process.send?.({ maxRssMiB: peakRssMiB() });
 });
 process.on('SIGTERM', () => void stop());
 process.on('disconnect', () => void stop());

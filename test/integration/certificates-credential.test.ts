@@ -3,19 +3,11 @@ import { expect } from 'chai';
 import { z } from 'zod';
 // The verifier: @noble/curves' Ed25519 over the JWS signing input — not jose, which signs.
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
+import { startTestApp, type TestApp } from '../support/context.js';
 import { call } from '../support/http.js';
-import { finishedRun } from '../support/certificates.js';
-import { createCertificateTemplate } from '@lectern/authoring';
+import { verificationFixture } from '../support/certificates.js';
 import { CertificateEnv, ConfigError, parseEnv } from '@lectern/config';
-import {
-  CERTIFICATE_WORKER_ENV,
-  certificateRenderSettings,
-  issueCertificate,
-  startCertificateWorker,
-  type IssueOutcome,
-} from '@lectern/certificates';
-import type { JobWorkerHandle } from '@lectern/jobs';
+import type { IssueOutcome } from '@lectern/certificates';
 
 const PUBLIC_URL = 'http://lectern.test'; // the test apps' PUBLIC_URL
 const b64url = (s: string) => Buffer.from(s, 'base64url');
@@ -72,7 +64,6 @@ interface Resolved {
 describe('certificates: the Open Badges 3.0 credential /verify/:serial/credential.json', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let worker: JobWorkerHandle;
   let plain: IssueOutcome;
   let scored: IssueOutcome;
   let wsId: string;
@@ -118,28 +109,13 @@ describe('certificates: the Open Badges 3.0 credential /verify/:serial/credentia
     return id.slice('data:application/vc+jwt,'.length);
   };
 
+  let fixture: Awaited<ReturnType<typeof verificationFixture>>;
   before(async () => {
-    app = await startTestApp({ VERIFY_LOOKUPS_PER_MINUTE: '1000' });
-    const settings = certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, {}));
-    worker = await startCertificateWorker(app.rt, { ...settings, concurrency: 2 });
-    const em = () => app.rt.orm.em.fork();
-    const ws = await makeWorkspace(em(), 'scale', 'Acme Academy');
-    wsId = ws.id;
-    const scale = { id: ws.id, plan: 'scale' as const };
-    plain = await issueCertificate(app.rt, await finishedRun(em(), scale, { name: 'Grace Hopper' }));
-    const tpl = await createCertificateTemplate(em(), ws.id, {
-      name: 'Scored',
-      tokens: { showScore: true, issuerName: 'Acme Training Board' },
-    });
-    scored = await issueCertificate(
-      app.rt,
-      await finishedRun(em(), scale, { certificateId: tpl.id, title: 'Forklift basics', score: 92 }),
-    );
+    fixture = await verificationFixture('Grace Hopper');
+    ({ app, plain, scored } = fixture);
+    wsId = fixture.workspaceId;
   });
-  after(async () => {
-    await worker?.stop();
-    await app?.close();
-  });
+  after(async () => fixture?.close());
 
   it('serves a signed OpenBadgeCredential that an independent verifier accepts with the published key', async () => {
     const serial = plain.certificate.serial;

@@ -1,46 +1,20 @@
 import { expect } from 'chai';
-import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
-import { finishedRun } from '../support/certificates.js';
-import { createCertificateTemplate } from '@lectern/authoring';
-import { parseEnv } from '@lectern/config';
-import {
-  CERTIFICATE_WORKER_ENV,
-  certificateRenderSettings,
-  issueCertificate,
-  startCertificateWorker,
-  type IssueOutcome,
-} from '@lectern/certificates';
-import type { JobWorkerHandle } from '@lectern/jobs';
+import { startTestApp, type TestApp } from '../support/context.js';
+import { verificationFixture } from '../support/certificates.js';
+import type { IssueOutcome } from '@lectern/certificates';
 
 describe('certificates: the public verification page /verify/:serial', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let worker: JobWorkerHandle;
   let plain: IssueOutcome;
   let scored: IssueOutcome;
 
+  let fixture: Awaited<ReturnType<typeof verificationFixture>>;
   before(async () => {
-    // A generous limit here; the limit itself has its own app below.
-    app = await startTestApp({ VERIFY_LOOKUPS_PER_MINUTE: '1000' });
-    const settings = certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, {}));
-    worker = await startCertificateWorker(app.rt, { ...settings, concurrency: 2 });
-    const em = () => app.rt.orm.em.fork();
-    const ws = await makeWorkspace(em(), 'scale', 'Acme Academy');
-    const scale = { id: ws.id, plan: 'scale' as const };
-    plain = await issueCertificate(app.rt, await finishedRun(em(), scale, { name: 'Grace <Hopper>' }));
-    const tpl = await createCertificateTemplate(em(), ws.id, {
-      name: 'Scored',
-      tokens: { showScore: true, issuerName: 'Acme Training Board' },
-    });
-    scored = await issueCertificate(
-      app.rt,
-      await finishedRun(em(), scale, { certificateId: tpl.id, title: 'Forklift basics', score: 92 }),
-    );
+    fixture = await verificationFixture('Grace <Hopper>');
+    ({ app, plain, scored } = fixture);
   });
-  after(async () => {
-    await worker?.stop();
-    await app?.close();
-  });
+  after(async () => fixture?.close());
 
   const get = (path: string, accept = 'text/html') => fetch(`${app.url}${path}`, { headers: { accept } });
 

@@ -4,9 +4,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { newId, boundQuery, type EntityManager } from '@lectern/db';
-import { createCourse } from '@lectern/authoring';
+import { createCertificateTemplate, createCourse } from '@lectern/authoring';
+import { parseEnv } from '@lectern/config';
 import { upsertIdentities } from '@lectern/identities';
-import type { CertificateSubject } from '@lectern/certificates';
+import {
+  CERTIFICATE_WORKER_ENV,
+  certificateRenderSettings,
+  issueCertificate,
+  startCertificateWorker,
+  type CertificateSubject,
+  type IssueOutcome,
+} from '@lectern/certificates';
+import { makeWorkspace, startTestApp, type TestApp } from './context.js';
 
 const run = promisify(execFile);
 
@@ -92,5 +101,44 @@ export async function finishedRun(
     status: 'completed',
     passed: true,
     ...over,
+  };
+}
+
+/**
+ * What the verification tests look up: an app with a generous lookup limit (the limit has tests of its own), a
+ * certificate worker, and two issued certificates of one Scale workspace ("Acme Academy") — `plain` (default
+ * design, learner `learnerName`) and `scored` (a template that shows the score and names the issuer).
+ */
+export async function verificationFixture(learnerName: string): Promise<{
+  app: TestApp;
+  workspaceId: string;
+  plain: IssueOutcome;
+  scored: IssueOutcome;
+  close(): Promise<void>;
+}> {
+  const app = await startTestApp({ VERIFY_LOOKUPS_PER_MINUTE: '1000' });
+  const settings = certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, {}));
+  const worker = await startCertificateWorker(app.rt, { ...settings, concurrency: 2 });
+  const em = () => app.rt.orm.em.fork();
+  const ws = await makeWorkspace(em(), 'scale', 'Acme Academy');
+  const scale = { id: ws.id, plan: 'scale' as const };
+  const plain = await issueCertificate(app.rt, await finishedRun(em(), scale, { name: learnerName }));
+  const tpl = await createCertificateTemplate(em(), ws.id, {
+    name: 'Scored',
+    tokens: { showScore: true, issuerName: 'Acme Training Board' },
+  });
+  const scored = await issueCertificate(
+    app.rt,
+    await finishedRun(em(), scale, { certificateId: tpl.id, title: 'Forklift basics', score: 92 }),
+  );
+  return {
+    app,
+    workspaceId: ws.id,
+    plain,
+    scored,
+    async close() {
+      await worker.stop();
+      await app.close();
+    },
   };
 }

@@ -10,6 +10,7 @@ import {
   DbEnv,
   JobsEnv,
   MetricsEnv,
+  ScormEnv,
   StorageEnv,
   WorkerEnv,
   parseEnv,
@@ -37,6 +38,7 @@ const TEST_ENV = [
   WebhookEnv,
   PlayerEnv,
   CertificateEnv,
+  ScormEnv,
 ] as const;
 export type TestConfig = EnvOf<typeof TEST_ENV>;
 

@@ -1,15 +1,5 @@
 import path from 'node:path';
-import { PlayerEnv } from '@lectern/api';
 import {
-  ApiEnv,
-  BaseEnv,
-  CertificateEnv,
-  BusEnv,
-  DbEnv,
-  JobsEnv,
-  MetricsEnv,
-  ScormEnv,
-  StorageEnv,
   WorkerEnv,
   parseEnv,
   type BaseConfig,
@@ -21,23 +11,10 @@ import { createLogger } from '@lectern/log';
 import { createOrm, ping } from '@lectern/db';
 import { connectBus } from '@lectern/bus';
 import { createStorage } from '@lectern/storage';
-import { WebhookEnv } from '@lectern/webhooks';
+import { START_ENV } from '../start-env.js';
 
-/** Every variable any Lectern process reads: the doctor checks them all, whichever process runs here. */
-const EVERY_ENV = [
-  BaseEnv,
-  DbEnv,
-  BusEnv,
-  StorageEnv,
-  MetricsEnv,
-  ApiEnv,
-  JobsEnv,
-  WorkerEnv,
-  WebhookEnv,
-  PlayerEnv,
-  CertificateEnv,
-  ScormEnv,
-] as const;
+/** Every variable any Lectern process reads: what `lectern start` reads, and the workers' probe port. */
+const EVERY_ENV = [...START_ENV, WorkerEnv] as const;
 
 type Line = (ok: boolean, what: string, detail: string) => void;
 

@@ -31,8 +31,12 @@ export interface RouteSpec<
   auth?: 'key' | 'public' | 'runToken';
   body?: B;
   query?: Q;
-  /** Raw (non-JSON) request body, documented but not parsed here. */
-  rawBody?: { contentType: string; description: string };
+  /**
+   * Raw (non-JSON) request body, documented and its Content-Type enforced here (415 otherwise, the rest of the
+   * body discarded so the client reads the answer); the route reads the bytes itself. `alsoAccept`: other
+   * spellings of the same type; `what`: how the 415 names the body ("the file").
+   */
+  rawBody?: { contentType: string; alsoAccept?: string[]; what: string; description: string };
   /** JSON body limit in bytes (inflated). Default 1 MiB. */
   bodyLimit?: number;
   responses: Record<number, ResponseSpec>;
@@ -55,6 +59,21 @@ const DEFAULT_JSON_LIMIT = 1024 * 1024;
  * clearly names another format (text/csv, multipart/form-data, application/xml, …) stays a 415.
  */
 const LENIENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded'];
+
+function rawBodyType(raw: NonNullable<RouteSpec<undefined, undefined>['rawBody']>): Middleware {
+  const accepted = [raw.contentType, ...(raw.alsoAccept ?? [])];
+  return async (ctx, next) => {
+    if (!accepted.includes(ctx.request.type)) {
+      ctx.req.resume();
+      const got = ctx.get('content-type');
+      throw new AppError(
+        'unsupported_media_type',
+        `Send ${raw.what} as the raw body with Content-Type: ${raw.contentType}${got ? ` (got ${got})` : ''}`,
+      );
+    }
+    await next();
+  };
+}
 
 function jsonBody(limit: number): Middleware {
   const parser = koaBody({
@@ -150,7 +169,11 @@ export class ApiRouter {
       }
       await next();
     };
-    const parse: Middleware[] = spec.body ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT)] : [];
+    const parse: Middleware[] = spec.body
+      ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT)]
+      : spec.rawBody
+        ? [rawBodyType(spec.rawBody)]
+        : [];
     this.router.register(
       spec.path,
       [spec.method.toUpperCase()],

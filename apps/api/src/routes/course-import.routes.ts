@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
-import { AppError } from '@lectern/errors';
 import { CsvImportError, CsvImportQuery, CsvImportResponse, ErrorBody } from '@lectern/contracts';
 import { getCourse, courseDto } from '@lectern/authoring';
 import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '@lectern/csv-import';
@@ -42,6 +41,7 @@ export function courseImportRoutes(
       query: CsvImportQuery,
       rawBody: {
         contentType: 'text/csv',
+        what: 'the file',
         description:
           'The course CSV: a header row naming the columns (`screen` required), then one block per row.',
       },
@@ -73,13 +73,6 @@ export function courseImportRoutes(
       },
     },
     async (ctx) => {
-      if (ctx.request.type !== 'text/csv') {
-        const got = ctx.get('content-type');
-        throw new AppError(
-          'unsupported_media_type',
-          `Send the file as the raw body with Content-Type: text/csv${got ? ` (got ${got})` : ''}`,
-        );
-      }
       const body = await readRawBody(ctx, { limit: CSV_BODY_LIMIT, what: 'A CSV import' });
       const ws = ctx.state.auth.workspace;
       const { result } = await runSyncJob(deps, {

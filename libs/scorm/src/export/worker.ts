@@ -29,7 +29,7 @@ import {
 } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { buildManifest } from './manifest.js';
-import { isFetchable, mapBlockMedia, packAssets, type AssetUse } from './assets.js';
+import { isFetchable, mapBlockMedia, packAssets, type AssetUse, type PackAssetsOptions } from './assets.js';
 
 export const SCORM_EXPORT_KIND = 'scorm.export' as const;
 /** Durable consumer name (`<prefix>_scorm-export`): every scorm-worker process shares the export queue. */
@@ -45,17 +45,10 @@ export const SCORM_WORKER_ENV = [
 ] as const;
 export type ScormWorkerConfig = EnvOf<typeof SCORM_WORKER_ENV>;
 
-export interface ScormExportSettings {
+/** The fetch policy and caps of fonts and media (`PackAssetsOptions`), plus where the bundle and temp files are. */
+export interface ScormExportSettings extends Omit<PackAssetsOptions, 'dir' | 'lookup'> {
   /** The built player bundle (PLAYER_ASSETS_DIR; `defaultPlayerAssetsDir()` when unset). */
   assetsDir?: string;
-  allowPrivate: boolean;
-  fontMaxBytes: number;
-  fontTimeoutMs: number;
-  /** One media file (image, video, audio) larger than this stays remote. */
-  mediaMaxBytes: number;
-  mediaTimeoutMs: number;
-  /** Every media file of one package together: past it, the rest stays remote. */
-  packageMediaMaxBytes: number;
   /** Where the fetched files and the zip is written before it is uploaded (os.tmpdir() by default). */
   tmpDir?: string;
 }
@@ -230,15 +223,7 @@ export function scormExportHandler(deps: ScormExportDeps) {
 
     const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
-      const packed = await packAssets(refs, {
-        allowPrivate: deps.allowPrivate,
-        fontMaxBytes: deps.fontMaxBytes,
-        fontTimeoutMs: deps.fontTimeoutMs,
-        mediaMaxBytes: deps.mediaMaxBytes,
-        mediaTimeoutMs: deps.mediaTimeoutMs,
-        packageMediaMaxBytes: deps.packageMediaMaxBytes,
-        dir,
-      });
+      const packed = await packAssets(refs, { ...deps, dir });
       for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
       const local = (url: string) => packed.names.get(url) ?? url;
       const localFonts = (list: CustomFontRef[]) => list.map((f) => ({ ...f, url: local(f.url) }));

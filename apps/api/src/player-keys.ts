@@ -1,11 +1,10 @@
-import { SignJWT, errors, jwtVerify } from 'jose';
-import { AppError } from '@lectern/errors';
 import type { WebhookConfig } from '@lectern/webhooks';
 import type { PlayerConfig } from './player-env.js';
 import { decryptSecret, encryptSecret, parseEncryptionKey, webhookSecretKey } from '@lectern/webhooks';
 import {
   derivePlayerKeys,
   runTokens,
+  scopedTokens,
   trackingTokens,
   type RunTokens,
   type SecretBox,
@@ -38,45 +37,27 @@ export interface PreviewTokens {
 
 /** How long a preview link works: long enough to open and read a draft, short enough that a leaked link dies. */
 export const PREVIEW_TTL_SECONDS = 15 * 60;
-const PREVIEW_AUDIENCE = 'lectern:preview';
 
 /**
  * Preview tokens: an HS256 JWT with `sub` = the course, `wid` = its workspace, `lang`, its own audience (so it
  * is never a run or tracking token, nor they one), and a 15-minute `exp`. Stateless: any replica verifies it.
  */
 export function previewTokens(key: () => Uint8Array, ttlSeconds = PREVIEW_TTL_SECONDS): PreviewTokens {
-  const refuse = (why: string) => new AppError('unauthorized', `Preview link refused: ${why}`);
+  const tokens = scopedTokens(key, {
+    audience: 'lectern:preview',
+    refused: 'Preview link refused',
+    notOurs: 'it is not a valid preview link of this service',
+    expired: 'it has expired; ask for a new one',
+  });
   return {
     async sign({ courseId, workspaceId, lang }) {
-      const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
-      const token = await new SignJWT({ wid: workspaceId, lang })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject(courseId)
-        .setAudience(PREVIEW_AUDIENCE)
-        .setIssuedAt()
-        .setExpirationTime(exp)
-        .sign(key());
-      return { token, expiresAt: new Date(exp * 1000) };
+      const { token, exp } = await tokens.sign(courseId, workspaceId, { ttlSeconds, claims: { lang } });
+      return { token, expiresAt: new Date((exp ?? 0) * 1000) };
     },
     async verify(token, courseId) {
-      let payload: Record<string, unknown>;
-      try {
-        ({ payload } = await jwtVerify(token, key(), {
-          algorithms: ['HS256'],
-          audience: PREVIEW_AUDIENCE,
-          requiredClaims: ['exp'],
-        }));
-      } catch (err) {
-        if (err instanceof errors.JWTExpired) throw refuse('it has expired; ask for a new one');
-        throw refuse('it is not a valid preview link of this service');
-      }
-      if (payload.sub !== courseId) throw refuse('it belongs to another course');
-      if (typeof payload.wid !== 'string') throw refuse('it is not a valid preview link of this service');
-      return {
-        courseId,
-        workspaceId: payload.wid,
-        lang: typeof payload.lang === 'string' ? payload.lang : null,
-      };
+      const { sub, wid, payload } = await tokens.verify(token);
+      if (sub !== courseId) throw tokens.refuse('it belongs to another course');
+      return { courseId, workspaceId: wid, lang: typeof payload.lang === 'string' ? payload.lang : null };
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 export type { SecretBox } from './ports.js';
 export { runTokens, derivePlayerKeys, type RunTokens, type RunTokenClaims } from './run-token.js';
+export { scopedTokens, type ScopedTokens, type ScopedTokenKind } from './scoped-token.js';
 export { trackingTokens, type TrackingTokens, type TrackingClaims } from './tracking-token.js';
 export {
   createEmbedKey,

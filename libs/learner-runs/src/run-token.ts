@@ -1,6 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
-import { SignJWT, errors, jwtVerify } from 'jose';
-import { AppError } from '@lectern/errors';
+import { scopedTokens } from './scoped-token.js';
 
 /**
  * Run tokens: what a player sends (`Authorization: Bearer …`) with each events or retake call.
@@ -22,32 +21,22 @@ export interface RunTokens {
   verify(token: string, completionId: string): Promise<RunTokenClaims>;
 }
 
-const AUDIENCE = 'lectern:run';
-
 /** `key` is read at each call, so a process without the key configured fails only when a run is opened. */
 export function runTokens(key: () => Uint8Array, ttlSeconds: number): RunTokens {
-  const refuse = (why: string) => new AppError('unauthorized', `Run token refused: ${why}`);
+  const tokens = scopedTokens(key, {
+    audience: 'lectern:run',
+    refused: 'Run token refused',
+    notOurs: 'it is not a valid run token of this service',
+    expired: 'it has expired; open the run again',
+  });
   return {
     async sign({ completionId, workspaceId }) {
-      return new SignJWT({ wid: workspaceId })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject(completionId)
-        .setAudience(AUDIENCE)
-        .setIssuedAt()
-        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-        .sign(key());
+      return (await tokens.sign(completionId, workspaceId, { ttlSeconds })).token;
     },
     async verify(token, completionId) {
-      let payload: Record<string, unknown>;
-      try {
-        ({ payload } = await jwtVerify(token, key(), { algorithms: ['HS256'], audience: AUDIENCE }));
-      } catch (err) {
-        if (err instanceof errors.JWTExpired) throw refuse('it has expired; open the run again');
-        throw refuse('it is not a valid run token of this service');
-      }
-      if (payload.sub !== completionId) throw refuse('it belongs to another run');
-      if (typeof payload.wid !== 'string') throw refuse('it is not a valid run token of this service');
-      return { completionId, workspaceId: payload.wid };
+      const { sub, wid } = await tokens.verify(token);
+      if (sub !== completionId) throw tokens.refuse('it belongs to another run');
+      return { completionId, workspaceId: wid };
     },
   };
 }

@@ -1,5 +1,4 @@
-import { SignJWT, jwtVerify } from 'jose';
-import { AppError } from '@lectern/errors';
+import { scopedTokens } from './scoped-token.js';
 
 /**
  * SCORM tracking tokens: baked into a package exported with `track=1`, so the package can open runs for this
@@ -21,29 +20,19 @@ export interface TrackingTokens {
   verify(token: string): Promise<TrackingClaims>;
 }
 
-const AUDIENCE = 'lectern:scorm-tracking';
-
 export function trackingTokens(key: () => Uint8Array): TrackingTokens {
-  const refuse = (why: string) => new AppError('unauthorized', `Tracking token refused: ${why}`);
+  const tokens = scopedTokens(key, {
+    audience: 'lectern:scorm-tracking',
+    refused: 'Tracking token refused',
+    notOurs: 'it is not a valid tracking token of this service',
+  });
   return {
     async sign({ courseId, workspaceId }) {
-      return new SignJWT({ wid: workspaceId })
-        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-        .setSubject(courseId)
-        .setAudience(AUDIENCE)
-        .setIssuedAt()
-        .sign(key());
+      return (await tokens.sign(courseId, workspaceId)).token;
     },
     async verify(token) {
-      let payload: Record<string, unknown>;
-      try {
-        ({ payload } = await jwtVerify(token, key(), { algorithms: ['HS256'], audience: AUDIENCE }));
-      } catch {
-        throw refuse('it is not a valid tracking token of this service');
-      }
-      if (typeof payload.sub !== 'string' || typeof payload.wid !== 'string')
-        throw refuse('it is not a valid tracking token of this service');
-      return { courseId: payload.sub, workspaceId: payload.wid };
+      const { sub, wid } = await tokens.verify(token);
+      return { courseId: sub, workspaceId: wid };
     },
   };
 }

@@ -1,5 +1,10 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { readFile, readdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { boundQuery } from '@lectern/db';
-import { makeWorkspace, startTestApp } from '../support/context.js';
+import { closeRuntime } from '@lectern/runtime';
+import { makeWorkspace, testConfig, testRuntime } from '../support/context.js';
 import { anonymousId, publishedCourse } from '../support/player.js';
 import type { OpenRunResult } from '@lectern/contracts';
 
@@ -12,38 +17,190 @@ import type { OpenRunResult } from '@lectern/contracts';
  *      the same connection pool, with the same concurrency:
  *        multiRow:  one multi-row INSERT per batch (its rows in one statement, one commit);
  *        perEvent:  one INSERT (and commit) per row.
- * The player's own limits are off (0), so the numbers are the path's, not the limiter's. The load is sent with a
- * bare `fetch` (no response-contract check, unlike the tests' client): the bench process also runs the server,
- * so every client-side millisecond would be charged to the path. Numbers only.
- * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32).
+ * The API runs as production runs it: a process of its own (api-child.ts: the server and its outbox relay),
+ * BENCH_PLAYER_API_PROCESSES of them (replicas; the load is spread over them in turn). The bench process is the
+ * client, and the baselines' client. The player's own limits are off (0), so the numbers are the path's, not the
+ * limiter's. The load is sent with a bare `fetch` (no response-contract check, unlike the tests' client).
+ * Numbers only.
+ * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32),
+ * BENCH_PLAYER_API_PROCESSES (1), BENCH_API_NODE_ARGS (extra node flags for the API processes, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
 const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_PLAYER_CONCURRENCY ?? 32);
+const API_PROCESSES = Number(process.env.BENCH_PLAYER_API_PROCESSES ?? 1);
+
+interface ApiChild {
+  url: string;
+  /** The process's CPU so far (µs, user + system). */
+  cpu(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts an API process (api-child.ts) on this run's configuration; resolves once it listens. */
+async function startApiChild(overrides: Record<string, string>): Promise<ApiChild> {
+  const script = fileURLToPath(new URL('./api-child.ts', import.meta.url));
+  const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+    env: { ...process.env, BENCH_API_CONFIG: JSON.stringify(testConfig(overrides)) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: { url: string }) => resolve(m.url));
+    child.once('exit', (code) => reject(new Error(`API child exited (${code}) before it listened`)));
+  });
+  return {
+    url,
+    cpu: () =>
+      new Promise((resolve) => {
+        const on = (m: { cpu?: number }) => {
+          if (m.cpu === undefined) return;
+          child.off('message', on);
+          resolve(m.cpu);
+        };
+        child.on('message', on);
+        child.send('cpu');
+      }),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.send('stop');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
 
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** POST a JSON body to the Player API; the parsed answer, or an error naming the status. */
-async function post<T>(url: string, body: unknown, token?: string): Promise<{ status: number; data: T }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
-  return { status: res.status, data: (JSON.parse(text) as { data: T }).data };
+// autocannon ships no type declarations; load it through require with a local shape.
+interface CannonRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+interface CannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  latency: { p50: number; p99: number };
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<CannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+/**
+ * CPU (ms) used so far by the whole machine, by PostgreSQL (its processes and the backends it has reaped) and by
+ * the NATS server, from /proc (Linux; zeros elsewhere): where a phase's CPU went beyond the two Node processes.
+ */
+async function machineCpu(): Promise<{ machine: number; postgres: number; nats: number }> {
+  const TICK_MS = 10; // USER_HZ = 100
+  const out = { machine: 0, postgres: 0, nats: 0 };
+  try {
+    const stat = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal
+    out.machine = (stat[1] + stat[2] + stat[3] + stat[6] + stat[7] + stat[8]) * TICK_MS;
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const line = (await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).trim();
+      const m = /^\d+ \((.*)\) (.*)$/.exec(line);
+      if (!m || (m[1] !== 'postgres' && m[1] !== 'nats-server')) continue;
+      const f = m[2].split(' ').map(Number); // f[11..14]: utime stime cutime cstime
+      const ticks = f[11] + f[12] + f[13] + f[14];
+      if (m[1] === 'postgres') out.postgres += ticks * TICK_MS;
+      else out.nats += ticks * TICK_MS;
+    }
+  } catch {
+    // not Linux
+  }
+  return out;
 }
 
-/** Runs `n` jobs with `concurrency` workers; returns the wall time and each job's latency (ms). */
+/** The request of call `j`: a POST of a JSON body to a Player API path, with a run token or none. */
+interface Call {
+  path: string;
+  body: unknown;
+  token?: string;
+}
+
+/**
+ * Sends `n` calls over `concurrency` keep-alive connections spread over the API processes (autocannon: a load
+ * generator that costs the client a fraction of what `fetch` does, so the two cores go to the server and the
+ * database). `onBody` gets each answer's parsed `data` with the call's index. Any non-2xx answer fails the bench.
+ */
+async function load(
+  apis: ApiChild[],
+  n: number,
+  concurrency: number,
+  call: (j: number) => Call,
+  onBody?: (j: number, data: unknown) => void,
+) {
+  let next = 0;
+  const serverCpu = async () => (await Promise.all(apis.map((s) => s.cpu()))).reduce((a, b) => a + b, 0);
+  const server0 = await serverCpu();
+  const machine0 = await machineCpu();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await autocannon({
+    url: apis.map((a) => a.url),
+    connections: concurrency,
+    amount: n,
+    timeout: 60,
+    requests: [
+      {
+        setupRequest(req: CannonRequest, context: { j?: number }) {
+          const j = (context.j = next++ % n);
+          const c = call(j);
+          req.method = 'POST';
+          req.path = c.path;
+          req.headers = {
+            'content-type': 'application/json',
+            ...(c.token ? { authorization: `Bearer ${c.token}` } : {}),
+          };
+          req.body = JSON.stringify(c.body);
+          return req;
+        },
+        ...(onBody
+          ? {
+              onResponse(status: number, body: string, context: { j: number }) {
+                if (status < 300) onBody(context.j, (JSON.parse(body) as { data: unknown }).data);
+              },
+            }
+          : {}),
+      },
+    ],
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const server = (await serverCpu()) - server0;
+  const machine1 = await machineCpu();
+  const failed = r.non2xx + r.errors + r.timeouts;
+  if (failed) throw new Error(`${failed} of ${n} calls failed (non-2xx ${r.non2xx}, errors ${r.errors})`);
+  return {
+    seconds,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    clientCpuMsPerJob: round((cpu.user + cpu.system) / 1000 / n, 2),
+    serverCpuMsPerJob: round(server / 1000 / n, 2),
+    postgresCpuMsPerJob: round((machine1.postgres - machine0.postgres) / n, 2),
+    natsCpuMsPerJob: round((machine1.nats - machine0.nats) / n, 2),
+    machineCpuMsPerJob: round((machine1.machine - machine0.machine) / n, 2),
+  };
+}
+
+/**
+ * Runs `n` jobs with `concurrency` workers (the baselines, straight through the connection pool); returns the wall
+ * time, each job's latency (ms) and this process's CPU per job, user + system.
+ */
 async function pool(n: number, concurrency: number, job: (i: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
+  const machine0 = await machineCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -58,14 +215,15 @@ async function pool(n: number, concurrency: number, job: (i: number) => Promise<
   );
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  const machine1 = await machineCpu();
   latencies.sort((a, b) => a - b);
   return {
     seconds,
     p50Ms: round(pct(latencies, 50)),
     p99Ms: round(pct(latencies, 99)),
-    // CPU of this process (server, client and relay alike) per job, user + system: less swayed by other work on
-    // a shared machine than the wall-clock numbers.
     cpuMsPerJob: round((cpu.user + cpu.system) / 1000 / n, 2),
+    postgresCpuMsPerJob: round((machine1.postgres - machine0.postgres) / n, 2),
+    machineCpuMsPerJob: round((machine1.machine - machine0.machine) / n, 2),
   };
 }
 
@@ -86,38 +244,44 @@ function batchEvents(b: number) {
 }
 
 export async function run(): Promise<Record<string, unknown>> {
-  const app = await startTestApp({
+  const overrides = {
     PLAYER_OPENS_PER_MINUTE_PER_ADDRESS: '0',
     PLAYER_REQUESTS_PER_MINUTE_PER_RUN: '0',
     RATE_LIMIT_PER_MINUTE: '0',
-  });
+  };
+  // The baselines' client: the same pool size as each API process's.
+  const rt = await testRuntime('bench-player', overrides);
+  const apis: ApiChild[] = [];
   try {
-    const em = () => app.rt.orm.em.fork();
+    for (let i = 0; i < API_PROCESSES; i++) apis.push(await startApiChild(overrides));
+    const em = () => rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale');
-    const courseId = await publishedCourse(app.base, ws.key);
-    const runsUrl = `${app.url}/player/v1/runs`;
+    const courseId = await publishedCourse(`${apis[0].url}/api/v1`, ws.key);
 
     // (a) opens
     const runs: OpenRunResult[] = new Array(RUNS);
-    const opens = await pool(RUNS, CONCURRENCY, async (i) => {
-      const res = await post<OpenRunResult>(runsUrl, { courseId, anonymousId: anonymousId(100_000 + i) });
-      if (res.status !== 201) throw new Error(`open ${i}: ${res.status}`);
-      runs[i] = res.data;
-    });
+    const opens = await load(
+      apis,
+      RUNS,
+      CONCURRENCY,
+      (i) => ({ path: '/player/v1/runs', body: { courseId, anonymousId: anonymousId(100_000 + i) } }),
+      (i, data) => (runs[i] = data as OpenRunResult),
+    );
+    if (runs.filter(Boolean).length !== RUNS) throw new Error('not every run opened');
 
     // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
     const [{ n: before }] = await boundQuery<{ n: number }>(
       em(),
       'select count(*)::int as n from outbox_events',
     );
-    const ingest = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
+    const ingest = await load(apis, RUNS * BATCHES, CONCURRENCY, (j) => {
       const r = runs[j % RUNS];
       const b = Math.floor(j / RUNS);
-      await post(
-        `${runsUrl}/${r.completion.id}/events`,
-        { batchId: `b${b}`, events: batchEvents(b) },
-        r.runToken,
-      );
+      return {
+        path: `/player/v1/runs/${r.completion.id}/events`,
+        body: { batchId: `b${b}`, events: batchEvents(b) },
+        token: r.runToken,
+      };
     });
     const [{ n: after }] = await boundQuery<{ n: number }>(
       em(),
@@ -166,31 +330,43 @@ export async function run(): Promise<Record<string, unknown>> {
         batchesPerRun: BATCHES,
         eventsPerBatch: 10,
         concurrency: CONCURRENCY,
-        poolMax: app.rt.cfg.DB_POOL_MAX,
+        apiProcesses: API_PROCESSES,
+        poolMax: rt.cfg.DB_POOL_MAX,
       },
       opens: {
         perSec: round(RUNS / opens.seconds),
         p50Ms: opens.p50Ms,
         p99Ms: opens.p99Ms,
-        cpuMsPerOpen: opens.cpuMsPerJob,
+        serverCpuMsPerOpen: opens.serverCpuMsPerJob,
+        clientCpuMsPerOpen: opens.clientCpuMsPerJob,
+        postgresCpuMsPerOpen: opens.postgresCpuMsPerJob,
+        machineCpuMsPerOpen: opens.machineCpuMsPerJob,
       },
       ingest: {
         eventsPerSec: perSec(ingest.seconds),
         batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
         p50Ms: ingest.p50Ms,
         p99Ms: ingest.p99Ms,
-        cpuMsPerBatch: ingest.cpuMsPerJob,
+        serverCpuMsPerBatch: ingest.serverCpuMsPerJob,
+        clientCpuMsPerBatch: ingest.clientCpuMsPerJob,
+        postgresCpuMsPerBatch: ingest.postgresCpuMsPerJob,
+        natsCpuMsPerBatch: ingest.natsCpuMsPerJob,
+        machineCpuMsPerBatch: ingest.machineCpuMsPerJob,
         outboxRowsWritten: after - before,
       },
       baselineMultiRow: {
         eventsPerSec: perSec(multiRow.seconds),
         p99Ms: multiRow.p99Ms,
         cpuMsPerBatch: multiRow.cpuMsPerJob,
+        postgresCpuMsPerBatch: multiRow.postgresCpuMsPerJob,
+        machineCpuMsPerBatch: multiRow.machineCpuMsPerJob,
       },
       baselinePerEvent: {
         eventsPerSec: perSec(perEvent.seconds),
         p99Ms: perEvent.p99Ms,
         cpuMsPerBatch: perEvent.cpuMsPerJob,
+        postgresCpuMsPerBatch: perEvent.postgresCpuMsPerJob,
+        machineCpuMsPerBatch: perEvent.machineCpuMsPerJob,
       },
       ratios: {
         ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
@@ -198,6 +374,7 @@ export async function run(): Promise<Record<string, unknown>> {
       },
     };
   } finally {
-    await app.close();
+    await Promise.all(apis.map((a) => a.stop()));
+    await closeRuntime(rt, { keepStorage: true });
   }
 }

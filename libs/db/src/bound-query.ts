@@ -18,21 +18,52 @@
  *
  * The statement runs inside the EntityManager's transaction when there is one (`em.transactional(tx => …)`), so it
  * sees and is rolled back with the ORM's own writes.
+ *
+ * `{ prepared: true }` is for the few statements on a hot path (a learner's event batch, a run open): the statement
+ * is prepared once per pooled connection under a name derived from its text, and later calls send only the name
+ * and the values, so PostgreSQL neither parses nor (once it settles on a generic plan) plans it again. Planning
+ * was most of what a batch's read cost the database (0.2 ms of planning for 0.06 ms of execution). Such a
+ * statement names its columns rather than `t.*`: a prepared `*` breaks ("cached plan must not change result
+ * type") when a migration adds a column under a running process; that error is retried once unprepared outside
+ * a transaction.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from '@mikro-orm/knex';
 import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Statement text → its prepared name (a hash of the text: one text, one name, in every process). */
+const names = new Map<string, string>();
+const nameOf = (text: string) => {
+  let name = names.get(text);
+  if (!name) {
+    name = `lq_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
+  }
+  return name;
+};
+const CHANGED_RESULT_TYPE = '0A000';
 
 export async function boundQuery<T = Record<string, unknown>>(
   em: EntityManager,
   text: string,
   params: readonly unknown[] = [],
+  opts: { prepared?: boolean } = {},
 ): Promise<T[]> {
-  const q = em
-    .getConnection()
-    .getKnex()
-    .raw(text, params as Knex.RawBinding[]);
+  const run = async (prepared: boolean) => {
+    const q = em
+      .getConnection()
+      .getKnex()
+      .raw(text, params as Knex.RawBinding[]);
+    if (prepared) q.options({ name: nameOf(text) });
+    if (trx) q.transacting(trx);
+    return ((await q) as { rows: T[] }).rows;
+  };
   const trx = em.getTransactionContext<Knex.Transaction>();
-  if (trx) q.transacting(trx);
-  const res = (await q) as { rows: T[] };
-  return res.rows;
+  if (!opts.prepared) return run(false);
+  try {
+    return await run(true);
+  } catch (err) {
+    if (trx || (err as { code?: unknown }).code !== CHANGED_RESULT_TYPE) throw err;
+    return run(false);
+  }
 }

@@ -80,7 +80,10 @@ interface LockedRow {
   };
 }
 
-const RUN_COLUMNS = `c.*,
+// Named columns, not `c.*`: the batch's read is a prepared statement (see boundQuery).
+const RUN_COLUMNS = `c.id, c.workspace_id, c.course_id, c.source, c.status, c.attempt, c.pass, c.pass_started_at,
+  c.pass_time_seconds, c.content_hash, c.time_spent_seconds, c.last_screen_id, c.progress_percent, c.locale,
+  c.answers, c.last_event_at, c.rate_window_count,
   greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
   (select json_build_object('title', co.title, 'status', co.status, 'contentHash', co.content_hash,
           'updatedAt', co.updated_at::text, 'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback,
@@ -145,6 +148,7 @@ async function readRun(
        left join completion_batches b on b.completion_id = c.id and b.batch_id = ?
       where c.id = ? and c.workspace_id = ?`,
     [batchId, ref.completionId, ref.workspaceId],
+    { prepared: true },
   );
   return checkRun(ports, row, row?.calls_in_window);
 }
@@ -473,6 +477,7 @@ async function tryBatch(
       em,
       `with ${ctes.join(',\n')} select count(*)::int as applied from upd`,
       params,
+      { prepared: true },
     );
     return applied ? response : null;
   } catch (err) {

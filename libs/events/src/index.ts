@@ -106,6 +106,7 @@ export function startRelay(deps: {
   log: Logger;
   intervalMs?: number;
   batchSize?: number;
+  kickDelayMs?: number;
 }): Relay {
   const { orm, bus, log } = deps;
   const intervalMs = deps.intervalMs ?? 250;
@@ -145,6 +146,9 @@ export function startRelay(deps: {
     // A full batch means more rows are waiting.
     step: async () => (await drainOnce()) >= batchSize,
     intervalMs,
+    // Under a stream of commits (learner batches), one pass every few ms takes them all: one transaction and
+    // one round of JetStream publishes for many events, instead of a pass per commit.
+    kickDelayMs: deps.kickDelayMs ?? 5,
     onError: (err) => log.warn({ err }, 'outbox relay pass failed; will retry'),
   });
   return { kick: () => poller.kick(), drainOnce, stop: () => poller.stop() };

@@ -22,6 +22,13 @@ export interface PollerOptions {
   intervalMs: number;
   /** A step threw: the pass ends here and the next tick tries again. */
   onError: (err: unknown) => void;
+  /**
+   * How long a kick waits before its pass (default 0). Kicks that arrive meanwhile join the same pass, so under a
+   * stream of kicks the passes are at most one per this many ms, each taking everything that came in between,
+   * instead of one small pass after another (each a transaction of its own). More work already waiting
+   * (`step` said so) still goes round at once.
+   */
+  kickDelayMs?: number;
 }
 
 export function startPoller(opts: PollerOptions): Poller {
@@ -30,10 +37,15 @@ export function startPoller(opts: PollerOptions): Poller {
   let running: Promise<void> | null = null;
   let again = false;
 
+  const kickDelay = opts.kickDelayMs ?? 0;
   const pass = async (): Promise<void> => {
     try {
-      let more: boolean;
+      let more = false;
+      let first = true;
       do {
+        // Going round because of a kick alone: let the kicks of the next kickDelayMs join this round.
+        if (!first && !more && kickDelay > 0) await new Promise((r) => setTimeout(r, kickDelay));
+        first = false;
         again = false;
         more = await opts.step();
       } while ((more || again) && !stopped);
@@ -42,6 +54,8 @@ export function startPoller(opts: PollerOptions): Poller {
     }
   };
 
+  /** A kicked pass is waiting for its timer: later kicks join it rather than push it back. */
+  let kicked = false;
   const schedule = (delay: number): void => {
     if (stopped) return;
     clearTimeout(timer);
@@ -49,6 +63,7 @@ export function startPoller(opts: PollerOptions): Poller {
   };
 
   const tick = (): void => {
+    kicked = false;
     if (running) {
       again = true;
       return;
@@ -64,7 +79,10 @@ export function startPoller(opts: PollerOptions): Poller {
     kick() {
       if (stopped) return;
       if (running) again = true;
-      else schedule(0);
+      else if (!kicked) {
+        kicked = kickDelay > 0;
+        schedule(kickDelay);
+      }
     },
     async stop() {
       stopped = true;

@@ -100,4 +100,52 @@ describe('poller', () => {
     // The step asked for more, but the poller was stopping.
     expect(g.calls).to.deep.equal([1]);
   });
+
+  it('with kickDelayMs, a stream of kicks makes one pass per delay, never postponed by later kicks', async () => {
+    let passes = 0;
+    poller = startPoller({
+      step: async () => {
+        passes++;
+        return false;
+      },
+      intervalMs: 60_000,
+      onError: () => {},
+      kickDelayMs: 40,
+    });
+    await waitFor(() => passes === 1, { what: 'the first pass' });
+    // 20 kicks 5 ms apart (~100 ms): a debounce would wait for the stream to end; this makes ~3 passes within it.
+    const t0 = Date.now();
+    let firstAfterKicks = 0;
+    for (let i = 0; i < 20; i++) {
+      poller.kick();
+      await new Promise((r) => setTimeout(r, 5));
+      if (!firstAfterKicks && passes > 1) firstAfterKicks = Date.now() - t0;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(firstAfterKicks, 'a pass came during the stream of kicks').to.be.greaterThan(0);
+    expect(passes - 1, 'passes for 20 kicks').to.be.within(1, 5);
+    // A kick while idle waits the delay, then runs.
+    const before = passes;
+    poller.kick();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(passes).to.equal(before);
+    await waitFor(() => passes === before + 1, { what: 'the delayed pass' });
+  });
+
+  it('with kickDelayMs, more work said to be waiting still goes round at once', async () => {
+    let left = 3;
+    const at: number[] = [];
+    poller = startPoller({
+      step: async () => {
+        at.push(Date.now());
+        left--;
+        return left > 0;
+      },
+      intervalMs: 60_000,
+      onError: () => {},
+      kickDelayMs: 1_000,
+    });
+    await waitFor(() => at.length === 3, { what: 'three rounds', timeoutMs: 500 });
+    expect(at[2] - at[0]).to.be.lessThan(900);
+  });
 });

@@ -618,6 +618,74 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       expect(n).to.equal(1);
     });
 
+    it('many runs at once: batches written in shared statements apply exactly as alone, duplicates once', async () => {
+      const { ws, courseId } = await setup('scale');
+      const runs: Open[] = [];
+      for (let i = 0; i < 24; i++)
+        runs.push((await open({ courseId, anonymousId: anonymousId(7_000 + i) })).body.data);
+      const ids = runs.map((r) => r.completion.id);
+      // Phase 1: every run's first batch at once, and for every other run the same batch id again, racing it
+      // (possibly in the same shared statement: a claimed batch id fails that statement, and its batches are
+      // then written one by one).
+      const first = [
+        { type: 'screen', screenId: 's1' },
+        { type: 'answer', blockId: 'q1', answer: 'a' },
+        { type: 'screen', screenId: 's2' },
+        { type: 'answer', blockId: 'q2', answer: true },
+        { type: 'answer', blockId: 'p1', answer: 'y' },
+      ];
+      const phase1 = await Promise.all(
+        runs.flatMap((r, i) =>
+          i % 2 ? [send(r, 'g1', first), send(r, 'g1', first)] : [send(r, 'g1', first)],
+        ),
+      );
+      for (const res of phase1) {
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.data.completion).to.deep.equal({
+          status: 'in_progress',
+          attempt: null,
+          progressPercent: 66.67,
+          lastScreenId: 's2',
+        });
+      }
+      // Phase 2: every run finishes at once.
+      const phase2 = await Promise.all(runs.map((r) => send(r, 'g2', [{ type: 'screen', screenId: 's3' }])));
+      for (const res of phase2) {
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.data.result).to.deep.equal({ score: 100, passed: null, attempt: 1 });
+      }
+      const rows = await boundQuery<{
+        id: string;
+        status: string;
+        attempt: number;
+        score: string;
+        xmin: string;
+      }>(em(), `select id, status, attempt, score, xmin::text from completions where id = any (?::text[])`, [
+        ids,
+      ]);
+      expect(rows).to.have.length(runs.length);
+      for (const r of rows)
+        expect([r.status, r.attempt, Number(r.score)]).to.deep.equal(['completed', 1, 100]);
+      // Rows written by one statement share its transaction id: the finishes did share statements.
+      expect(new Set(rows.map((r) => r.xmin)).size).to.be.lessThan(runs.length);
+      const [counts] = await boundQuery<{ attempts: number; batches: number }>(
+        em(),
+        `select (select count(*)::int from attempts where completion_id = any (?::text[])) as attempts,
+                (select count(*)::int from completion_batches where completion_id = any (?::text[])) as batches`,
+        [ids, ids],
+      );
+      expect(counts).to.deep.equal({ attempts: runs.length, batches: runs.length * 2 });
+      // Each run's events, once each.
+      const events = await eventsOf(ws);
+      const byType = (type: string) => events.filter((e) => e.type === type);
+      expect(byType('course.progress')).to.have.length(runs.length * 3);
+      expect(byType('course.answered')).to.have.length(runs.length * 2);
+      const completed = byType('course.completed');
+      expect(completed.map((e) => (e.data as { completionId: string }).completionId).sort()).to.deep.equal(
+        [...ids].sort(),
+      );
+    });
+
     it('refuses unknown screens and blocks with issues, applying nothing of the batch', async () => {
       const { ws, run } = await identified();
       const res = await send(run, 'bad', [

@@ -50,17 +50,33 @@ export const OUTBOX_RECORDSET =
   'select id, workspace_id, type, data, created_at from jsonb_to_recordset(?::jsonb) as ' +
   'x(id text, workspace_id text, type text, data jsonb, created_at timestamptz)';
 
-export function outboxRecordset(events: PreparedEvent[]): string {
+/**
+ * The same with a `key` column per row, for a statement writing the events of several changes at once, each
+ * kept only if its change was (`… ${OUTBOX_KEYED_RECORDSET} where x.key in (select id from upd)`), with `?`
+ * bound to `outboxRecordset(events, keyOf)`.
+ */
+export const OUTBOX_KEYED_RECORDSET =
+  'select x.id, x.workspace_id, x.type, x.data, x.created_at from jsonb_to_recordset(?::jsonb) as ' +
+  'x(id text, workspace_id text, type text, data jsonb, created_at timestamptz, key text)';
+
+export function outboxRecordset(events: PreparedEvent[], keyOf?: (index: number) => string): string {
+  const seen = new Map<string, number>();
   return JSON.stringify(
-    events.map((e, i) => ({
-      id: e.id,
-      workspace_id: e.workspaceId,
-      type: e.type,
-      data: e.data,
-      // Events of one statement often share a millisecond; the position as microseconds keeps their order
-      // (the relay publishes by created_at, then id) without moving any of them to another millisecond.
-      created_at: e.createdAt.toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}Z`),
-    })),
+    events.map((e, i) => {
+      const key = keyOf?.(i);
+      const at = seen.get(key ?? '') ?? 0;
+      seen.set(key ?? '', at + 1);
+      return {
+        id: e.id,
+        workspace_id: e.workspaceId,
+        type: e.type,
+        data: e.data,
+        // Events of one change often share a millisecond; their position as microseconds keeps their order (the
+        // relay publishes by created_at, then id) without moving any of them to another millisecond.
+        created_at: e.createdAt.toISOString().replace('Z', `${String(at % 1000).padStart(3, '0')}Z`),
+        ...(key === undefined ? {} : { key }),
+      };
+    }),
   );
 }
 

@@ -1,6 +1,6 @@
-import { newId, boundQuery, type EntityManager } from '@lectern/db';
+import { Coalescer, newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, invalid, notFound, type Issue } from '@lectern/errors';
-import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
+import { OUTBOX_KEYED_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
 import { gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, RunStateDto } from '@lectern/contracts';
 import { assertBillingOk, type WorkspaceAccess } from './limits.js';
@@ -121,10 +121,89 @@ interface ReadRow extends LockedRow {
   response: EventBatchResultDto | null;
 }
 
+interface ReadKey {
+  completionId: string;
+  workspaceId: string;
+  batchId: string;
+}
+
 /**
- * Reads the run as a batch needs it, counting nothing: `rate_window_count` is what the count will be once this
- * call is counted (the batch's write counts it). With `lock`, inside a transaction, the row is locked first,
- * so what is read cannot change before the write.
+ * Reads runs as their batches need them, counting nothing: `calls_in_window` is what the run's count will be once
+ * this call is counted (the batch's write counts it). One statement for any number of batches (a group, below);
+ * each answer is the row of its key, or undefined when there is no such run.
+ */
+async function readRuns(em: EntityManager, keys: ReadKey[]): Promise<(ReadRow | undefined)[]> {
+  const rows = await boundQuery<ReadRow & { ord: string }>(
+    em,
+    `select ${RUN_COLUMNS}, c.xmin::text as version,
+       case when c.rate_window_start <= clock_timestamp() - interval '1 minute' then 1
+            else c.rate_window_count + 1 end as calls_in_window,
+       b.batch_id is not null as seen, b.response, q.ord
+       from unnest(?::text[], ?::text[], ?::text[]) with ordinality as q(id, workspace_id, batch_id, ord)
+       join completions c on c.id = q.id and c.workspace_id = q.workspace_id
+       left join completion_batches b on b.completion_id = c.id and b.batch_id = q.batch_id`,
+    [keys.map((k) => k.completionId), keys.map((k) => k.workspaceId), keys.map((k) => k.batchId)],
+    { prepared: true },
+  );
+  const out: (ReadRow | undefined)[] = new Array(keys.length);
+  for (const r of rows) out[Number(r.ord) - 1] = r;
+  return out;
+}
+
+/**
+ * The batches' reads and writes of this process, coalesced (see Coalescer): while a few statements are under way,
+ * the batches arriving meanwhile leave together as one read, and later one write. Keyed by the ORM's driver, so
+ * each runtime (a test process may hold several) groups only its own batches on its own pool.
+ */
+interface Groups {
+  reads: Coalescer<{ em: EntityManager; key: ReadKey }, ReadRow | undefined>;
+  writes: Coalescer<{ em: EntityManager; write: BatchWrite }, boolean>;
+}
+const groupsByDriver = new WeakMap<object, Groups>();
+/** Statements of each kind under way at once; at most this many × 2 pooled connections go to batches. */
+const GROUPS_IN_FLIGHT = 1;
+const MAX_GROUP = 64;
+
+function groupsOf(em: EntityManager): Groups {
+  const driver = em.getDriver();
+  let g = groupsByDriver.get(driver);
+  if (!g) {
+    g = {
+      reads: new Coalescer({
+        maxInFlight: GROUPS_IN_FLIGHT,
+        maxGroup: MAX_GROUP,
+        run: (items) =>
+          readRuns(
+            items[0].em,
+            items.map((i) => i.key),
+          ),
+      }),
+      writes: new Coalescer({
+        maxInFlight: GROUPS_IN_FLIGHT,
+        maxGroup: MAX_GROUP,
+        conflictKey: (i) => i.write.id,
+        // A failed statement fails its whole group. One batch id claimed twice (a retry racing its first
+        // delivery: a unique violation) or a deadlock with another replica's group sends each batch of the
+        // group to the locked path, alone (tryBatch).
+        run: (items) =>
+          writeBatches(
+            items[0].em,
+            items.map((i) => i.write),
+          ),
+      }),
+    };
+    groupsByDriver.set(driver, g);
+  }
+  return g;
+}
+
+/** unique_violation (a batch id claimed twice) and deadlock_detected: nothing of the statement stays. */
+const RETRY_LOCKED = new Set(['23505', '40P01']);
+const retryLocked = (err: unknown) => RETRY_LOCKED.has((err as { code?: string }).code ?? '');
+
+/**
+ * Reads the run for a batch. With `lock`, inside a transaction, the row is locked first and read alone, so what
+ * is read cannot change before the write; without, the read joins the process's current group.
  */
 async function readRun(
   em: EntityManager,
@@ -133,23 +212,15 @@ async function readRun(
   batchId: string,
   lock: boolean,
 ): Promise<ReadRow> {
-  if (lock)
+  const key = { completionId: ref.completionId, workspaceId: ref.workspaceId, batchId };
+  let row: ReadRow | undefined;
+  if (lock) {
     await boundQuery(em, 'select 1 from completions where id = ? and workspace_id = ? for update', [
       ref.completionId,
       ref.workspaceId,
     ]);
-  const [row] = await boundQuery<ReadRow>(
-    em,
-    `select ${RUN_COLUMNS}, c.xmin::text as version,
-       case when c.rate_window_start <= clock_timestamp() - interval '1 minute' then 1
-            else c.rate_window_count + 1 end as calls_in_window,
-       b.batch_id is not null as seen, b.response
-       from completions c
-       left join completion_batches b on b.completion_id = c.id and b.batch_id = ?
-      where c.id = ? and c.workspace_id = ?`,
-    [batchId, ref.completionId, ref.workspaceId],
-    { prepared: true },
-  );
+    [row] = await readRuns(em, [key]);
+  } else row = await groupsOf(em).reads.submit({ em, key });
   return checkRun(ports, row, row?.calls_in_window);
 }
 
@@ -290,8 +361,6 @@ export async function applyBatch(
   });
 }
 
-const UNIQUE_VIOLATION = '23505';
-
 /** Applies the batch if the row is still the version read; null when another call changed it first. */
 async function tryBatch(
   em: EntityManager,
@@ -373,7 +442,6 @@ async function tryBatch(
     }
   }
 
-  const answersJson = JSON.stringify(answers);
   // Reported time never exceeds the wall time since the run's previous call (or its open).
   const wall = Math.max(0, Math.ceil((now.getTime() - new Date(row.last_event_at).getTime()) / 1000));
   const credit = Math.min(claimed, wall);
@@ -385,9 +453,7 @@ async function tryBatch(
     timeSpent: row.time_spent_seconds + credit,
   };
   let result: EventBatchResultDto['result'];
-  let attemptRow: unknown[] | null = null;
-  let finishSet = '';
-  const finishParams: unknown[] = [];
+  let finish: BatchWrite['finish'] = null;
   if (reachedEnd) {
     const verdicts = served.graded.map((blockId) => ({
       blockId,
@@ -418,27 +484,20 @@ async function tryBatch(
       timeSpentSeconds: next.passTime,
     });
     result = { score: percent, passed, attempt };
-    finishSet = `, status = 'completed', score = ?, passed_at_completion = ?, passing_score_at_completion = ?,
-        attempt = ?, completed_at = ?`;
-    finishParams.push(percent, passed, passingScore, attempt, now);
-    attemptRow = [
-      newId('att'),
-      row.workspace_id,
-      row.id,
-      row.course_id,
-      ident?.id ?? null,
-      attempt,
-      percent,
+    finish = {
+      score: percent,
       passed,
       passingScore,
-      row.content_hash,
-      row.source,
-      row.locale,
-      next.passTime,
-      row.pass_started_at,
-      now,
-      answersJson,
-    ];
+      attempt,
+      attemptId: newId('att'),
+      workspaceId: row.workspace_id,
+      courseId: row.course_id,
+      identityId: ident?.id ?? null,
+      contentHash: row.content_hash,
+      source: row.source,
+      locale: row.locale,
+      startedAt: new Date(row.pass_started_at).toISOString(),
+    };
   }
 
   const response: EventBatchResultDto = {
@@ -446,46 +505,150 @@ async function tryBatch(
     ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
     ...(result ? { result } : {}),
   };
-  // One statement, all or nothing: the row (only if still the version read, the call counted in its window),
-  // the batch id with its answer, the events and the attempt (each only if the row was written).
-  const ctes: string[] = [];
-  const params: unknown[] = [];
-  ctes.push(`upd as (update completions c set time_spent_seconds = ?, pass_time_seconds = ?, last_screen_id = ?,
-        progress_percent = ?, answers = ?::jsonb, last_seen_at = ?, last_event_at = ?, ${RATE_SET}${finishSet}
-      where c.id = ? and c.xmin::text = ? returning 1)`);
-  params.push(next.timeSpent, next.passTime, lastScreenId, progress, answersJson, now, now);
-  params.push(...finishParams, row.id, row.version);
-  ctes.push(`b as (insert into completion_batches (completion_id, batch_id, created_at, response)
-      select ?, ?, ?::timestamptz, ?::jsonb from upd returning 1)`);
-  params.push(row.id, batch.batchId, now, JSON.stringify(response));
-  if (events.length) {
-    ctes.push(
-      `ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_RECORDSET}
-          where exists (select 1 from upd) returning 1)`,
-    );
-    params.push(outboxRecordset(events));
-  }
-  if (attemptRow) {
-    ctes.push(`att as (insert into attempts (id, workspace_id, completion_id, course_id, identity_id, attempt, score,
-          passed, passing_score, content_hash, source, locale, time_spent_seconds, started_at, completed_at, answers)
-        select ?, ?, ?, ?, ?, ?::int, ?::numeric, ?::boolean, ?::numeric, ?, ?, ?, ?::int, ?::timestamptz,
-               ?::timestamptz, ?::jsonb from upd returning 1)`);
-    params.push(...attemptRow);
-  }
+  const write: BatchWrite = {
+    id: row.id,
+    version: row.version,
+    timeSpent: next.timeSpent,
+    passTime: next.passTime,
+    lastScreenId,
+    progress,
+    answers,
+    at: now.toISOString(),
+    batchId: batch.batchId,
+    response,
+    events,
+    finish,
+  };
   try {
-    const [{ applied }] = await boundQuery<{ applied: number }>(
-      em,
-      `with ${ctes.join(',\n')} select count(*)::int as applied from upd`,
-      params,
-      { prepared: true },
-    );
+    // Under the lock the write is this transaction's own; otherwise it joins the process's current group.
+    const applied = lock
+      ? (await writeBatches(em, [write]))[0]
+      : await groupsOf(em).writes.submit({ em, write });
     return applied ? response : null;
   } catch (err) {
-    // The batch id was claimed by a concurrent delivery of the same batch: nothing of this statement stays.
-    if (!lock && (err as { code?: unknown }).code === UNIQUE_VIOLATION) return null;
+    // The batch id was claimed by a concurrent delivery of the same batch, or the group's statement deadlocked:
+    // nothing of it stays, and the batch is applied again under the lock.
+    if (!lock && retryLocked(err)) return null;
     throw err;
   }
 }
+
+/** What one batch writes: the run's new state, its batch id and answer, its events, and a finish's attempt. */
+interface BatchWrite {
+  id: string;
+  /** The row version read: the write applies only if the row is still that version. */
+  version: string;
+  timeSpent: number;
+  passTime: number;
+  lastScreenId: string | null;
+  progress: number;
+  answers: Record<string, unknown>;
+  at: string;
+  batchId: string;
+  response: EventBatchResultDto;
+  events: PreparedEvent[];
+  finish: {
+    score: number | null;
+    passed: boolean | null;
+    passingScore: number | null;
+    attempt: number;
+    attemptId: string;
+    workspaceId: string;
+    courseId: string;
+    identityId: string | null;
+    contentHash: string;
+    source: 'embed' | 'scorm';
+    locale: string;
+    startedAt: string;
+  } | null;
+}
+
+/**
+ * Writes batches of different runs in one statement, all or nothing: each run's row only if it is still the
+ * version read (the call counted in its rate window), and for each row written its batch id with its answer, its
+ * events and a finish's attempt. Answers, per batch, whether it was applied (false: another call of that run
+ * changed the row first). One statement text for one batch or sixty, so it is prepared once.
+ */
+async function writeBatches(em: EntityManager, writes: BatchWrite[]): Promise<boolean[]> {
+  const runs = writes.map((w) => ({
+    id: w.id,
+    version: w.version,
+    time_spent: w.timeSpent,
+    pass_time: w.passTime,
+    last_screen_id: w.lastScreenId,
+    progress: w.progress,
+    answers: w.answers,
+    at: w.at,
+    batch_id: w.batchId,
+    response: w.response,
+    finish: w.finish !== null,
+    score: w.finish?.score ?? null,
+    passed: w.finish?.passed ?? null,
+    passing_score: w.finish?.passingScore ?? null,
+    attempt: w.finish?.attempt ?? null,
+  }));
+  const attempts = writes.flatMap((w) =>
+    w.finish
+      ? [
+          {
+            id: w.finish.attemptId,
+            workspace_id: w.finish.workspaceId,
+            completion_id: w.id,
+            course_id: w.finish.courseId,
+            identity_id: w.finish.identityId,
+            attempt: w.finish.attempt,
+            score: w.finish.score,
+            passed: w.finish.passed,
+            passing_score: w.finish.passingScore,
+            content_hash: w.finish.contentHash,
+            source: w.finish.source,
+            locale: w.finish.locale,
+            time_spent_seconds: w.passTime,
+            started_at: w.finish.startedAt,
+            completed_at: w.at,
+            answers: w.answers,
+          },
+        ]
+      : [],
+  );
+  const events = writes.flatMap((w) => w.events);
+  const runOf = writes.flatMap((w) => w.events.map(() => w.id));
+  const rows = await boundQuery<{ id: string }>(
+    em,
+    WRITE_BATCHES,
+    [JSON.stringify(runs), outboxRecordset(events, (i) => runOf[i]), JSON.stringify(attempts)],
+    { prepared: true },
+  );
+  const applied = new Set(rows.map((r) => r.id));
+  return writes.map((w) => applied.has(w.id));
+}
+
+const WRITE_BATCHES = `with x as (
+    select * from jsonb_to_recordset(?::jsonb) as x(id text, version text, time_spent int, pass_time int,
+      last_screen_id text, progress numeric, answers jsonb, at timestamptz, batch_id text, response jsonb,
+      finish boolean, score numeric, passed boolean, passing_score numeric, attempt int)),
+  upd as (update completions c set time_spent_seconds = x.time_spent, pass_time_seconds = x.pass_time,
+        last_screen_id = x.last_screen_id, progress_percent = x.progress, answers = x.answers,
+        last_seen_at = x.at, last_event_at = x.at, ${RATE_SET},
+        status = case when x.finish then 'completed' else c.status end,
+        score = case when x.finish then x.score else c.score end,
+        passed_at_completion = case when x.finish then x.passed else c.passed_at_completion end,
+        passing_score_at_completion = case when x.finish then x.passing_score else c.passing_score_at_completion end,
+        attempt = case when x.finish then x.attempt else c.attempt end,
+        completed_at = case when x.finish then x.at else c.completed_at end
+      from x where c.id = x.id and c.xmin::text = x.version returning c.id),
+  b as (insert into completion_batches (completion_id, batch_id, created_at, response)
+      select x.id, x.batch_id, x.at, x.response from x join upd using (id) returning 1),
+  ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_KEYED_RECORDSET}
+      where x.key in (select id from upd) returning 1),
+  att as (insert into attempts (id, workspace_id, completion_id, course_id, identity_id, attempt, score, passed,
+        passing_score, content_hash, source, locale, time_spent_seconds, started_at, completed_at, answers)
+      select a.* from jsonb_to_recordset(?::jsonb) as a(id text, workspace_id text, completion_id text,
+        course_id text, identity_id text, attempt int, score numeric, passed boolean, passing_score numeric,
+        content_hash text, source text, locale text, time_spent_seconds int, started_at timestamptz,
+        completed_at timestamptz, answers jsonb)
+      where a.completion_id in (select id from upd) returning 1)
+  select id from upd`;
 
 /**
  * POST /player/v1/runs/:id/retake: a new pass over a finished run. Answers and position clear; the row keeps

@@ -1,5 +1,6 @@
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { AppError } from '@lectern/errors';
+import { VersionCache } from './served.js';
 
 /**
  * The service's own short tokens (run tokens, SCORM tracking tokens, authors' preview links): an HS256 JWT with
@@ -35,9 +36,19 @@ export interface ScopedTokens {
   refuse(why: string): AppError;
 }
 
+/**
+ * Tokens this process verified, remembered until their `exp`: a player sends the same run token with every batch,
+ * and verifying it (jose's HMAC through WebCrypto: a key import and a thread-pool job) was a tenth of the
+ * events call's CPU. Keyed by the whole token, signature included, so only a token already verified byte for byte
+ * is taken from here; a different key empties it.
+ */
+const VERIFIED_KEPT = 10_000;
+
 /** `key` is read at each call, so a process without the key configured fails only when a token is needed. */
 export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): ScopedTokens {
   const refuse = (why: string) => new AppError('unauthorized', `${kind.refused}: ${why}`);
+  const verified = new VersionCache<{ claims: ScopedClaims; expMs: number }>(VERIFIED_KEPT);
+  let verifiedWith: Uint8Array | undefined;
   return {
     refuse,
     async sign(sub, wid, opts = {}) {
@@ -51,9 +62,20 @@ export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): Scop
       return { token: await jwt.sign(key()), exp };
     },
     async verify(token) {
+      const k = key();
+      if (k !== verifiedWith) {
+        verified.clear();
+        verifiedWith = k;
+      }
+      const hit = verified.get(token);
+      if (hit) {
+        // jose's rule: expired once now >= exp.
+        if (Date.now() < hit.expMs) return hit.claims;
+        verified.delete(token);
+      }
       let payload: Record<string, unknown>;
       try {
-        ({ payload } = await jwtVerify(token, key(), {
+        ({ payload } = await jwtVerify(token, k, {
           algorithms: ['HS256'],
           audience: kind.audience,
           ...(kind.expired ? { requiredClaims: ['exp'] } : {}),
@@ -63,7 +85,10 @@ export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): Scop
         throw refuse(kind.notOurs);
       }
       if (typeof payload.sub !== 'string' || typeof payload.wid !== 'string') throw refuse(kind.notOurs);
-      return { sub: payload.sub, wid: payload.wid, payload };
+      const claims = { sub: payload.sub, wid: payload.wid, payload };
+      // Only tokens that expire are kept (a tracking token has no exp and is verified each time).
+      if (typeof payload.exp === 'number') verified.set(token, { claims, expMs: payload.exp * 1000 });
+      return claims;
     },
   };
 }

@@ -28,6 +28,14 @@ export class VersionCache<T> {
     return v;
   }
 
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+
   set(key: string, value: T): void {
     this.map.delete(key);
     this.map.set(key, value);

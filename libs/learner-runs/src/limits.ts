@@ -92,6 +92,7 @@ export async function countView(em: EntityManager, ws: WorkspaceAccess, now = ne
        where ?::bigint is null or u.count < ?::bigint
      returning count`,
     [ws.id, usageMonth(now), cap, cap],
+    { prepared: true },
   );
   if (rows.length === 0) checkAccess({ workspace: ws, viewsThisMonth: cap ?? 0 }, now);
 }

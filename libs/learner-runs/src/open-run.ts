@@ -60,6 +60,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
        from courses c join workspaces w on w.id = c.workspace_id
       where c.id = ? and c.status = 'published'`,
     [courseId],
+    { prepared: true },
   );
   if (!r) throw notFound('Course');
   return {
@@ -240,6 +241,7 @@ export async function openRun(
           now,
           outboxRecordset([viewed]),
         ],
+        { prepared: true },
       );
       if (!row)
         throw new AppError(

@@ -22,13 +22,14 @@ import type { OpenRunResult } from '@lectern/contracts';
  * client, and the baselines' client. The player's own limits are off (0), so the numbers are the path's, not the
  * limiter's. The load is sent with a bare `fetch` (no response-contract check, unlike the tests' client).
  * Numbers only.
- * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (32),
+ * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (`32,128`: calls in
+ * flight; the ingest and both baselines are measured at each, the opens at the first),
  * BENCH_PLAYER_API_PROCESSES (1), BENCH_API_NODE_ARGS (extra node flags for the API processes, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
 const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 3);
-const CONCURRENCY = Number(process.env.BENCH_PLAYER_CONCURRENCY ?? 32);
+const CONCURRENCY = (process.env.BENCH_PLAYER_CONCURRENCY ?? '32,128').split(',').map(Number);
 const API_PROCESSES = Number(process.env.BENCH_PLAYER_API_PROCESSES ?? 1);
 
 interface ApiChild {
@@ -141,6 +142,8 @@ async function load(
   onBody?: (j: number, data: unknown) => void,
 ) {
   let next = 0;
+  let answered = 0;
+  let t1 = 0;
   const serverCpu = async () => (await Promise.all(apis.map((s) => s.cpu()))).reduce((a, b) => a + b, 0);
   const server0 = await serverCpu();
   const machine0 = await machineCpu();
@@ -151,6 +154,7 @@ async function load(
     connections: concurrency,
     amount: n,
     timeout: 60,
+    sampleInt: 100,
     requests: [
       {
         setupRequest(req: CannonRequest, context: { j?: number }) {
@@ -165,17 +169,15 @@ async function load(
           req.body = JSON.stringify(c.body);
           return req;
         },
-        ...(onBody
-          ? {
-              onResponse(status: number, body: string, context: { j: number }) {
-                if (status < 300) onBody(context.j, (JSON.parse(body) as { data: unknown }).data);
-              },
-            }
-          : {}),
+        onResponse(status: number, body: string, context: { j: number }) {
+          // autocannon notices the end only at its next sample tick: the phase ends at the last answer.
+          if (++answered === n) t1 = performance.now();
+          if (onBody && status < 300) onBody(context.j, (JSON.parse(body) as { data: unknown }).data);
+        },
       },
     ],
   });
-  const seconds = (performance.now() - t0) / 1000;
+  const seconds = ((t1 || performance.now()) - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const server = (await serverCpu()) - server0;
   const machine1 = await machineCpu();
@@ -263,73 +265,108 @@ export async function run(): Promise<Record<string, unknown>> {
     const opens = await load(
       apis,
       RUNS,
-      CONCURRENCY,
+      CONCURRENCY[0],
       (i) => ({ path: '/player/v1/runs', body: { courseId, anonymousId: anonymousId(100_000 + i) } }),
       (i, data) => (runs[i] = data as OpenRunResult),
     );
     if (runs.filter(Boolean).length !== RUNS) throw new Error('not every run opened');
 
-    // (b) ingest: batch k of run r is job k * RUNS + r, so concurrent jobs are different runs.
-    const [{ n: before }] = await boundQuery<{ n: number }>(
-      em(),
-      'select count(*)::int as n from outbox_events',
-    );
-    const ingest = await load(apis, RUNS * BATCHES, CONCURRENCY, (j) => {
-      const r = runs[j % RUNS];
-      const b = Math.floor(j / RUNS);
-      return {
-        path: `/player/v1/runs/${r.completion.id}/events`,
-        body: { batchId: `b${b}`, events: batchEvents(b) },
-        token: r.runToken,
-      };
-    });
-    const [{ n: after }] = await boundQuery<{ n: number }>(
-      em(),
-      'select count(*)::int as n from outbox_events',
-    );
-    const events = RUNS * BATCHES * 10;
-
-    // Baselines: one row per event (the same 10 per batch) of the shape the outbox holds.
-    const sample = (await boundQuery<{ type: string; data: unknown }>(
-      em(),
-      `select type, data from outbox_events where workspace_id = ? and type in ('course.progress','course.answered') limit 10`,
-      [ws.id],
-    )) as { type: string; data: unknown }[];
+    // The baselines' rows: one per event (the same 10 per batch) of the shape the outbox holds.
     await boundQuery(
       em(),
       'create table if not exists bench_learner_events (like outbox_events including all)',
     );
+    let sample: { type: string; data: unknown }[] = [];
     const rowsOf = (j: number) =>
       Array.from({ length: 10 }, (_, k) => {
         const s = sample[k % sample.length];
         return [`bev_${j}_${k}`, ws.id, s.type, JSON.stringify(s.data), new Date()];
       });
-    const multiRow = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
-      const rows = rowsOf(j);
-      await boundQuery(
+    const outboxCount = async () =>
+      (await boundQuery<{ n: number }>(em(), 'select count(*)::int as n from outbox_events'))[0].n;
+
+    // (b) at each concurrency: the ingest (every run's next BATCHES batches), then both baselines.
+    const events = RUNS * BATCHES * 10;
+    const perSec = (s: number) => round(events / s);
+    const levels: Record<string, unknown> = {};
+    for (const [level, concurrency] of CONCURRENCY.entries()) {
+      // Batch k of run r is job k * RUNS + r, so concurrent jobs are different runs (as long as fewer than RUNS
+      // are in flight): a player never sends two batches of one run at once.
+      const before = await outboxCount();
+      const ingest = await load(apis, RUNS * BATCHES, concurrency, (j) => {
+        const r = runs[j % RUNS];
+        const b = level * BATCHES + Math.floor(j / RUNS);
+        return {
+          path: `/player/v1/runs/${r.completion.id}/events`,
+          body: { batchId: `b${b}`, events: batchEvents(b) },
+          token: r.runToken,
+        };
+      });
+      const after = await outboxCount();
+      sample = await boundQuery<{ type: string; data: unknown }>(
         em(),
-        `insert into bench_learner_events (id, workspace_id, type, data, created_at) values ${rows.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')}`,
-        rows.flat(),
+        `select type, data from outbox_events where workspace_id = ? and type in ('course.progress','course.answered') limit 10`,
+        [ws.id],
       );
-    });
-    await boundQuery(em(), 'truncate bench_learner_events');
-    const perEvent = await pool(RUNS * BATCHES, CONCURRENCY, async (j) => {
-      for (const row of rowsOf(j))
+      await boundQuery(em(), 'truncate bench_learner_events');
+      const multiRow = await pool(RUNS * BATCHES, concurrency, async (j) => {
+        const rows = rowsOf(j);
         await boundQuery(
           em(),
-          'insert into bench_learner_events (id, workspace_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?)',
-          row,
+          `insert into bench_learner_events (id, workspace_id, type, data, created_at) values ${rows.map(() => '(?, ?, ?, ?::jsonb, ?)').join(', ')}`,
+          rows.flat(),
         );
-    });
+      });
+      await boundQuery(em(), 'truncate bench_learner_events');
+      const perEvent = await pool(RUNS * BATCHES, concurrency, async (j) => {
+        for (const row of rowsOf(j))
+          await boundQuery(
+            em(),
+            'insert into bench_learner_events (id, workspace_id, type, data, created_at) values (?, ?, ?, ?::jsonb, ?)',
+            row,
+          );
+      });
+      levels[`inFlight${concurrency}`] = {
+        ingest: {
+          eventsPerSec: perSec(ingest.seconds),
+          batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
+          p50Ms: ingest.p50Ms,
+          p99Ms: ingest.p99Ms,
+          serverCpuMsPerBatch: ingest.serverCpuMsPerJob,
+          clientCpuMsPerBatch: ingest.clientCpuMsPerJob,
+          postgresCpuMsPerBatch: ingest.postgresCpuMsPerJob,
+          natsCpuMsPerBatch: ingest.natsCpuMsPerJob,
+          machineCpuMsPerBatch: ingest.machineCpuMsPerJob,
+          outboxRowsWritten: after - before,
+        },
+        baselineMultiRow: {
+          eventsPerSec: perSec(multiRow.seconds),
+          p99Ms: multiRow.p99Ms,
+          cpuMsPerBatch: multiRow.cpuMsPerJob,
+          postgresCpuMsPerBatch: multiRow.postgresCpuMsPerJob,
+          machineCpuMsPerBatch: multiRow.machineCpuMsPerJob,
+        },
+        baselinePerEvent: {
+          eventsPerSec: perSec(perEvent.seconds),
+          p99Ms: perEvent.p99Ms,
+          cpuMsPerBatch: perEvent.cpuMsPerJob,
+          postgresCpuMsPerBatch: perEvent.postgresCpuMsPerJob,
+          machineCpuMsPerBatch: perEvent.machineCpuMsPerJob,
+        },
+        ratios: {
+          ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
+          ingestVsPerEvent: round(perEvent.seconds / ingest.seconds, 2),
+        },
+      };
+    }
     await boundQuery(em(), 'drop table bench_learner_events');
 
-    const perSec = (s: number) => round(events / s);
     return {
       setup: {
         runs: RUNS,
-        batchesPerRun: BATCHES,
+        batchesPerRun: BATCHES * CONCURRENCY.length,
         eventsPerBatch: 10,
-        concurrency: CONCURRENCY,
+        concurrency: CONCURRENCY.join(', '),
         apiProcesses: API_PROCESSES,
         poolMax: rt.cfg.DB_POOL_MAX,
       },
@@ -342,36 +379,7 @@ export async function run(): Promise<Record<string, unknown>> {
         postgresCpuMsPerOpen: opens.postgresCpuMsPerJob,
         machineCpuMsPerOpen: opens.machineCpuMsPerJob,
       },
-      ingest: {
-        eventsPerSec: perSec(ingest.seconds),
-        batchesPerSec: round((RUNS * BATCHES) / ingest.seconds),
-        p50Ms: ingest.p50Ms,
-        p99Ms: ingest.p99Ms,
-        serverCpuMsPerBatch: ingest.serverCpuMsPerJob,
-        clientCpuMsPerBatch: ingest.clientCpuMsPerJob,
-        postgresCpuMsPerBatch: ingest.postgresCpuMsPerJob,
-        natsCpuMsPerBatch: ingest.natsCpuMsPerJob,
-        machineCpuMsPerBatch: ingest.machineCpuMsPerJob,
-        outboxRowsWritten: after - before,
-      },
-      baselineMultiRow: {
-        eventsPerSec: perSec(multiRow.seconds),
-        p99Ms: multiRow.p99Ms,
-        cpuMsPerBatch: multiRow.cpuMsPerJob,
-        postgresCpuMsPerBatch: multiRow.postgresCpuMsPerJob,
-        machineCpuMsPerBatch: multiRow.machineCpuMsPerJob,
-      },
-      baselinePerEvent: {
-        eventsPerSec: perSec(perEvent.seconds),
-        p99Ms: perEvent.p99Ms,
-        cpuMsPerBatch: perEvent.cpuMsPerJob,
-        postgresCpuMsPerBatch: perEvent.postgresCpuMsPerJob,
-        machineCpuMsPerBatch: perEvent.machineCpuMsPerJob,
-      },
-      ratios: {
-        ingestVsMultiRow: round(multiRow.seconds / ingest.seconds, 2),
-        ingestVsPerEvent: round(perEvent.seconds / ingest.seconds, 2),
-      },
+      ...levels,
     };
   } finally {
     await Promise.all(apis.map((a) => a.stop()));

@@ -10,7 +10,7 @@ export * from './entities/index.js';
 export { newId, randomBase62 } from './ids.js';
 export { migrationsList } from './migrations/index.js';
 export { boundQuery } from './bound-query.js';
-export { Coalescer, type CoalescerOptions } from './coalescer.js';
+export { Batcher, type BatcherOptions } from './batcher.js';
 export type { EntityManager };
 export { MikroORM };
 

@@ -1,4 +1,4 @@
-import { Coalescer, newId, boundQuery, type EntityManager } from '@lectern/db';
+import { Batcher, newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, invalid, notFound, type Issue } from '@lectern/errors';
 import { OUTBOX_KEYED_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
 import { gradeAnswer } from '@lectern/courses';
@@ -151,13 +151,13 @@ async function readRuns(em: EntityManager, keys: ReadKey[]): Promise<(ReadRow | 
 }
 
 /**
- * The batches' reads and writes of this process, coalesced (see Coalescer): while a few statements are under way,
+ * The batches' reads and writes of this process, group-committed (see Batcher): while a statement is under way,
  * the batches arriving meanwhile leave together as one read, and later one write. Keyed by the ORM's driver, so
  * each runtime (a test process may hold several) groups only its own batches on its own pool.
  */
 interface Groups {
-  reads: Coalescer<{ em: EntityManager; key: ReadKey }, ReadRow | undefined>;
-  writes: Coalescer<{ em: EntityManager; write: BatchWrite }, boolean>;
+  reads: Batcher<{ em: EntityManager; key: ReadKey }, ReadRow | undefined>;
+  writes: Batcher<{ em: EntityManager; write: BatchWrite }, boolean>;
 }
 const groupsByDriver = new WeakMap<object, Groups>();
 /** Statements of each kind under way at once; at most this many × 2 pooled connections go to batches. */
@@ -169,28 +169,25 @@ function groupsOf(em: EntityManager): Groups {
   let g = groupsByDriver.get(driver);
   if (!g) {
     g = {
-      reads: new Coalescer({
-        maxInFlight: GROUPS_IN_FLIGHT,
-        maxGroup: MAX_GROUP,
-        run: (items) =>
+      reads: new Batcher(
+        (items) =>
           readRuns(
             items[0].em,
             items.map((i) => i.key),
           ),
-      }),
-      writes: new Coalescer({
-        maxInFlight: GROUPS_IN_FLIGHT,
-        maxGroup: MAX_GROUP,
-        conflictKey: (i) => i.write.id,
-        // A failed statement fails its whole group. One batch id claimed twice (a retry racing its first
-        // delivery: a unique violation) or a deadlock with another replica's group sends each batch of the
-        // group to the locked path, alone (tryBatch).
-        run: (items) =>
+        { parallel: GROUPS_IN_FLIGHT, maxBatch: MAX_GROUP },
+      ),
+      // A failed statement fails its whole group. One batch id claimed twice (a retry racing its first
+      // delivery: a unique violation) or a deadlock with another replica's group sends each batch of the
+      // group to the locked path, alone (tryBatch).
+      writes: new Batcher(
+        (items) =>
           writeBatches(
             items[0].em,
             items.map((i) => i.write),
           ),
-      }),
+        { parallel: GROUPS_IN_FLIGHT, maxBatch: MAX_GROUP, conflictKey: (i) => i.write.id },
+      ),
     };
     groupsByDriver.set(driver, g);
   }
@@ -220,7 +217,7 @@ async function readRun(
       ref.workspaceId,
     ]);
     [row] = await readRuns(em, [key]);
-  } else row = await groupsOf(em).reads.submit({ em, key });
+  } else row = await groupsOf(em).reads.add({ em, key });
   return checkRun(ports, row, row?.calls_in_window);
 }
 
@@ -523,7 +520,7 @@ async function tryBatch(
     // Under the lock the write is this transaction's own; otherwise it joins the process's current group.
     const applied = lock
       ? (await writeBatches(em, [write]))[0]
-      : await groupsOf(em).writes.submit({ em, write });
+      : await groupsOf(em).writes.add({ em, write });
     return applied ? response : null;
   } catch (err) {
     // The batch id was claimed by a concurrent delivery of the same batch, or the group's statement deadlocked:

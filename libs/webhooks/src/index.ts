@@ -19,5 +19,5 @@ export * from './attempt-records.js';
 export * from './endpoint-health.js';
 export * from './lease-renewal.js';
 export * from './worker.js';
-export * from './batcher.js';
+export * from './group-commit.js';
 export * from './dto.js';

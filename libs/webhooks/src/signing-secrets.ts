@@ -6,7 +6,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { boundQuery } from '@lectern/db';
 import { decryptSecret } from './secrets.js';
-import { Batcher, GROUP_COMMIT } from './batcher.js';
+import { Batcher } from '@lectern/db';
+import { GROUP_COMMIT } from './group-commit.js';
 
 export class SigningSecrets {
   private cache = new Map<string, string>();

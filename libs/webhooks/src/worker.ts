@@ -15,7 +15,7 @@ import { parseRetryDelays } from './retry.js';
 import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
 import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
 import { fanOutEvents } from './fanout.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '@lectern/db';
 import { createSender } from './sender.js';
 import type { HostResolver } from './ssrf.js';
 

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { Batcher } from '@lectern/webhooks';
 import { KeyedLimiter, decideOutcome, nextFailingSince } from '@lectern/webhooks';
 import { envelopeBody } from '@lectern/webhooks';
 import { samplePayload } from '@lectern/webhooks';
@@ -73,38 +72,6 @@ describe('webhooks: pipeline pieces', () => {
     });
     it('a 2xx that started before the run began (recorded late) does not end it', () => {
       expect(nextFailingSince(t(5), t(3), null)).to.deep.equal(t(5));
-    });
-  });
-
-  describe('Batcher', () => {
-    it('flushes at once when idle and groups what arrives while a flush is under way', async () => {
-      const batches: number[][] = [];
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      const b = new Batcher(
-        async (items: number[]) => {
-          batches.push(items);
-          if (batches.length === 1) await gate;
-          return items.map((i) => i * 10);
-        },
-        { maxBatch: 3, parallel: 1 },
-      );
-      const first = b.add(1);
-      const rest = [2, 3, 4, 5].map((i) => b.add(i));
-      release();
-      expect(await Promise.all([first, ...rest])).to.deep.equal([10, 20, 30, 40, 50]);
-      expect(batches).to.deep.equal([[1], [2, 3, 4], [5]]);
-    });
-
-    it("rejects every caller of a failed batch with the batch's error", async () => {
-      const b = new Batcher(async () => Promise.reject(new Error('db down')), {
-        maxBatch: 10,
-        parallel: 1,
-        lingerMs: 1,
-      });
-      const results = await Promise.allSettled([b.add(1), b.add(2)]);
-      expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
-      expect((results[0] as PromiseRejectedResult).reason.message).to.equal('db down');
     });
   });
 

@@ -40,13 +40,16 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
   );
 }
 
-/** Listens and runs the outbox relay (safe in every replica: rows are claimed with SKIP LOCKED). */
+/**
+ * Listens and runs the outbox relay (safe in every replica: rows are claimed with SKIP LOCKED), unless
+ * API_OUTBOX_RELAY=false says another process runs it.
+ */
 export async function startApiServer(
   deps: ApiDeps,
   opts: { port?: number; host?: string; relay?: boolean } = {},
 ): Promise<ApiServer> {
   const relay =
-    opts.relay === false
+    opts.relay === false || deps.cfg.API_OUTBOX_RELAY === false
       ? { kick() {}, drainOnce: async () => 0, stop: async () => {} }
       : startRelay({ orm: deps.orm, bus: deps.bus, log: deps.log });
   const { app } = buildApp({ ...deps, relay });

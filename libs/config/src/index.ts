@@ -110,6 +110,9 @@ export const ApiEnv = z
     PUBLIC_URL: z.string().url().optional(),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000_000).default(120),
     TRUST_PROXY: envBool.default(false),
+    // false: this replica runs no outbox relay; another process does (a webhook worker with
+    // WEBHOOK_WORKER_OUTBOX_RELAY=true), so the API's event loop goes to requests alone.
+    API_OUTBOX_RELAY: envBool.default(true),
   })
   .transform((v) => ({
     ...v,

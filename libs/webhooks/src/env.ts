@@ -11,5 +11,7 @@ export const WebhookEnv = z.object({
   WEBHOOK_SECRET_KEY: checkedBy((v) => parseEncryptionKey(v, 'a 32-byte key')).optional(),
   WEBHOOK_RETRY_DELAYS: checkedBy(parseRetryDelays).optional(),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: envBool.default(false),
+  // true: the webhook worker also runs an outbox relay (for API replicas started with API_OUTBOX_RELAY=false).
+  WEBHOOK_WORKER_OUTBOX_RELAY: envBool.default(false),
 });
 export type WebhookConfig = z.output<typeof WebhookEnv>;

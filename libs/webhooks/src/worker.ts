@@ -16,6 +16,7 @@ import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
 import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
 import { fanOutEvents } from './fanout.js';
 import { Batcher } from '@lectern/db';
+import { startRelay } from '@lectern/events';
 import { createSender } from './sender.js';
 import type { HostResolver } from './ssrf.js';
 
@@ -138,9 +139,13 @@ export async function startWebhookWorker(
     },
   });
 
-  log.info({ concurrency, perEndpointRequests, leaseSec }, 'webhook worker started');
+  // The outbox relay, when the API replicas leave it to this process (API_OUTBOX_RELAY=false).
+  const relay = cfg.WEBHOOK_WORKER_OUTBOX_RELAY ? startRelay({ orm, bus, log: deps.log }) : null;
+
+  log.info({ concurrency, perEndpointRequests, leaseSec, relay: relay !== null }, 'webhook worker started');
   return {
     async stop() {
+      await relay?.stop();
       kicks.unsubscribe();
       // No new claims first; then give back the rows not started, and let attempts under way finish and record.
       await dispatcher.stop();

@@ -163,7 +163,10 @@ describe('config: each process validates only what it reads', () => {
       'WEBHOOK_RETRY_DELAYS',
       'WEBHOOK_SECRET_KEY',
     ]);
-    expect(parseEnv([WebhookEnv], {})).to.deep.equal({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: false });
+    expect(parseEnv([WebhookEnv], {})).to.deep.equal({
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: false,
+      WEBHOOK_WORKER_OUTBOX_RELAY: false,
+    });
   });
 });
 

@@ -1,11 +1,14 @@
 /**
- * The API server (with its outbox relay) in a process of its own, as production runs it, for player.bench.ts
- * (spawned with `node --import tsx`; configuration as JSON in BENCH_API_CONFIG). Tells the parent `{ url }` over
- * IPC once it listens; answers `'cpu'` with `{ cpu }` (this process's CPU so far, µs, user + system); on `stop`
- * (or SIGTERM, or the parent going away) closes gracefully and exits.
+ * The API server (with its outbox relay unless API_OUTBOX_RELAY=false) in a process of its own, as production runs
+ * it, for player.bench.ts (spawned with `node --import tsx`; configuration as JSON in BENCH_API_CONFIG). With
+ * BENCH_CHILD_ROLE=relay, an outbox relay alone instead (what a webhook worker with WEBHOOK_WORKER_OUTBOX_RELAY
+ * adds), and the url it reports is empty. Tells the parent `{ url }` over IPC once it runs; answers `'cpu'` with
+ * `{ cpu }` (this process's CPU so far, µs, user + system); on `stop` (or SIGTERM, or the parent going away) closes
+ * gracefully and exits.
  */
 import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
 import { startApiServer } from '@lectern/api';
+import { startRelay } from '@lectern/events';
 import { loadTestConfig } from '../support/context.js';
 
 const raw = process.env.BENCH_API_CONFIG;
@@ -22,7 +25,10 @@ const cfg = loadTestConfig(env);
 const rt = await createRuntime(cfg, { name: 'bench-api-child', provision: false });
 // The parent's loopback S3 server (S3_ENDPOINT in the config), whose bucket exists already.
 const storage = await openStorage(cfg, { provision: false });
-const api = await startApiServer({ ...rt, storage, cfg }, { port: 0, host: '127.0.0.1' });
+const api =
+  process.env.BENCH_CHILD_ROLE === 'relay'
+    ? { url: '', close: startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log }).stop }
+    : await startApiServer({ ...rt, storage, cfg }, { port: 0, host: '127.0.0.1' });
 
 let stopping: Promise<void> | undefined;
 const stop = () =>

@@ -24,7 +24,7 @@ import type { OpenRunResult } from '@lectern/contracts';
  * Numbers only.
  * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (`32,128`: calls in
  * flight; the ingest and both baselines are measured at each, the opens at the first),
- * BENCH_PLAYER_API_PROCESSES (1), BENCH_API_NODE_ARGS (extra node flags for the API processes, e.g.
+ * BENCH_PLAYER_API_PROCESSES (1), BENCH_PLAYER_RELAY (`api`, or `process`), BENCH_API_NODE_ARGS (extra node flags for the API processes, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
@@ -39,12 +39,22 @@ interface ApiChild {
   stop(): Promise<void>;
 }
 
+/**
+ * Where the outbox relay runs (BENCH_PLAYER_RELAY): `api` (default: in the API process, as deployed by default) or
+ * `process` (API_OUTBOX_RELAY=false and a relay in a process of its own, as a webhook worker with
+ * WEBHOOK_WORKER_OUTBOX_RELAY=true runs it; its CPU is counted with the server's).
+ */
+const RELAY = process.env.BENCH_PLAYER_RELAY ?? 'api';
+
 /** Starts an API process (api-child.ts) on this run's configuration; resolves once it listens. */
-async function startApiChild(overrides: Record<string, string>): Promise<ApiChild> {
+async function startApiChild(
+  overrides: Record<string, string>,
+  role: 'api' | 'relay' = 'api',
+): Promise<ApiChild> {
   const script = fileURLToPath(new URL('./api-child.ts', import.meta.url));
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    env: { ...process.env, BENCH_API_CONFIG: JSON.stringify(testConfig(overrides)) },
+    env: { ...process.env, BENCH_API_CONFIG: JSON.stringify(testConfig(overrides)), BENCH_CHILD_ROLE: role },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -135,7 +145,7 @@ interface Call {
  * database). `onBody` gets each answer's parsed `data` with the call's index. Any non-2xx answer fails the bench.
  */
 async function load(
-  apis: ApiChild[],
+  { apis, relays }: { apis: ApiChild[]; relays: ApiChild[] },
   n: number,
   concurrency: number,
   call: (j: number) => Call,
@@ -144,8 +154,10 @@ async function load(
   let next = 0;
   let answered = 0;
   let t1 = 0;
-  const serverCpu = async () => (await Promise.all(apis.map((s) => s.cpu()))).reduce((a, b) => a + b, 0);
-  const server0 = await serverCpu();
+  const cpuOf = async (children: ApiChild[]) =>
+    (await Promise.all(children.map((s) => s.cpu()))).reduce((a, b) => a + b, 0);
+  const server0 = await cpuOf(apis);
+  const relay0 = await cpuOf(relays);
   const machine0 = await machineCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -179,7 +191,8 @@ async function load(
   });
   const seconds = ((t1 || performance.now()) - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const server = (await serverCpu()) - server0;
+  const server = (await cpuOf(apis)) - server0;
+  const relay = (await cpuOf(relays)) - relay0;
   const machine1 = await machineCpu();
   const failed = r.non2xx + r.errors + r.timeouts;
   if (failed) throw new Error(`${failed} of ${n} calls failed (non-2xx ${r.non2xx}, errors ${r.errors})`);
@@ -189,6 +202,7 @@ async function load(
     p99Ms: r.latency.p99,
     clientCpuMsPerJob: round((cpu.user + cpu.system) / 1000 / n, 2),
     serverCpuMsPerJob: round(server / 1000 / n, 2),
+    relayCpuMsPerJob: round(relay / 1000 / n, 2),
     postgresCpuMsPerJob: round((machine1.postgres - machine0.postgres) / n, 2),
     natsCpuMsPerJob: round((machine1.nats - machine0.nats) / n, 2),
     machineCpuMsPerJob: round((machine1.machine - machine0.machine) / n, 2),
@@ -254,8 +268,11 @@ export async function run(): Promise<Record<string, unknown>> {
   // The baselines' client: the same pool size as each API process's.
   const rt = await testRuntime('bench-player', overrides);
   const apis: ApiChild[] = [];
+  const relays: ApiChild[] = [];
   try {
-    for (let i = 0; i < API_PROCESSES; i++) apis.push(await startApiChild(overrides));
+    const apiOverrides = RELAY === 'process' ? { ...overrides, API_OUTBOX_RELAY: 'false' } : overrides;
+    for (let i = 0; i < API_PROCESSES; i++) apis.push(await startApiChild(apiOverrides));
+    if (RELAY === 'process') relays.push(await startApiChild(overrides, 'relay'));
     const em = () => rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale');
     const courseId = await publishedCourse(`${apis[0].url}/api/v1`, ws.key);
@@ -263,7 +280,7 @@ export async function run(): Promise<Record<string, unknown>> {
     // (a) opens
     const runs: OpenRunResult[] = new Array(RUNS);
     const opens = await load(
-      apis,
+      { apis, relays },
       RUNS,
       CONCURRENCY[0],
       (i) => ({ path: '/player/v1/runs', body: { courseId, anonymousId: anonymousId(100_000 + i) } }),
@@ -293,7 +310,7 @@ export async function run(): Promise<Record<string, unknown>> {
       // Batch k of run r is job k * RUNS + r, so concurrent jobs are different runs (as long as fewer than RUNS
       // are in flight): a player never sends two batches of one run at once.
       const before = await outboxCount();
-      const ingest = await load(apis, RUNS * BATCHES, concurrency, (j) => {
+      const ingest = await load({ apis, relays }, RUNS * BATCHES, concurrency, (j) => {
         const r = runs[j % RUNS];
         const b = level * BATCHES + Math.floor(j / RUNS);
         return {
@@ -333,6 +350,7 @@ export async function run(): Promise<Record<string, unknown>> {
           p50Ms: ingest.p50Ms,
           p99Ms: ingest.p99Ms,
           serverCpuMsPerBatch: ingest.serverCpuMsPerJob,
+          ...(RELAY === 'process' ? { relayProcessCpuMsPerBatch: ingest.relayCpuMsPerJob } : {}),
           clientCpuMsPerBatch: ingest.clientCpuMsPerJob,
           postgresCpuMsPerBatch: ingest.postgresCpuMsPerJob,
           natsCpuMsPerBatch: ingest.natsCpuMsPerJob,
@@ -368,6 +386,7 @@ export async function run(): Promise<Record<string, unknown>> {
         eventsPerBatch: 10,
         concurrency: CONCURRENCY.join(', '),
         apiProcesses: API_PROCESSES,
+        relay: RELAY === 'process' ? 'a process of its own' : 'in the API process',
         poolMax: rt.cfg.DB_POOL_MAX,
       },
       opens: {
@@ -382,7 +401,7 @@ export async function run(): Promise<Record<string, unknown>> {
       ...levels,
     };
   } finally {
-    await Promise.all(apis.map((a) => a.stop()));
+    await Promise.all([...apis, ...relays].map((a) => a.stop()));
     await closeRuntime(rt, { keepStorage: true });
   }
 }

@@ -22,13 +22,13 @@ import type { OpenRunResult } from '@lectern/contracts';
  * client, and the baselines' client. The player's own limits are off (0), so the numbers are the path's, not the
  * limiter's. The load is sent with a bare `fetch` (no response-contract check, unlike the tests' client).
  * Numbers only.
- * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (3), BENCH_PLAYER_CONCURRENCY (`32,128`: calls in
+ * Tunables: BENCH_PLAYER_RUNS (1000), BENCH_PLAYER_BATCHES (5), BENCH_PLAYER_CONCURRENCY (`32,128`: calls in
  * flight; the ingest and both baselines are measured at each, the opens at the first),
  * BENCH_PLAYER_API_PROCESSES (1), BENCH_PLAYER_RELAY (`api`, or `process`), BENCH_API_NODE_ARGS (extra node flags for the API processes, e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 const RUNS = Number(process.env.BENCH_PLAYER_RUNS ?? 1000);
-const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 3);
+const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 5);
 const CONCURRENCY = (process.env.BENCH_PLAYER_CONCURRENCY ?? '32,128').split(',').map(Number);
 const API_PROCESSES = Number(process.env.BENCH_PLAYER_API_PROCESSES ?? 1);
 

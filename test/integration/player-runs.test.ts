@@ -686,6 +686,42 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       );
     });
 
+    it("a run whose row another transaction holds locked never holds up other runs' batches", async () => {
+      const { courseId } = await setup('scale');
+      const [a, b] = [
+        (await open({ courseId, anonymousId: anonymousId(8_001) })).body.data,
+        (await open({ courseId, anonymousId: anonymousId(8_002) })).body.data,
+      ];
+      const screen = [{ type: 'screen', screenId: 's2' }];
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      // Another transaction (a retake, a course being deleted…) holds run A's row.
+      const holder = em().transactional(async (tx) => {
+        await boundQuery(tx, 'select 1 from completions where id = ? for update', [a.completion.id]);
+        locked();
+        await released;
+      });
+      await isLocked;
+      let aDone = false;
+      const aSent = send(a, 'held', screen).then((r) => {
+        aDone = true;
+        return r;
+      });
+      // B's batches are answered while A's row is still locked, whether or not they share A's statement.
+      for (const id of ['free-1', 'free-2', 'free-3']) {
+        const res = await send(b, id, screen);
+        expect(res.status, res.text).to.equal(200);
+      }
+      expect(aDone, "A's batch waits for its own row").to.equal(false);
+      release();
+      await holder;
+      const resA = await aSent;
+      expect(resA.status, resA.text).to.equal(200);
+      expect(resA.body.data.completion.lastScreenId).to.equal('s2');
+    });
+
     it('refuses unknown screens and blocks with issues, applying nothing of the batch', async () => {
       const { ws, run } = await identified();
       const res = await send(run, 'bad', [

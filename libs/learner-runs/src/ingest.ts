@@ -564,7 +564,11 @@ interface BatchWrite {
  * Writes batches of different runs in one statement, all or nothing: each run's row only if it is still the
  * version read (the call counted in its rate window), and for each row written its batch id with its answer, its
  * events and a finish's attempt. Answers, per batch, whether it was applied (false: another call of that run
- * changed the row first). One statement text for one batch or sixty, so it is prepared once.
+ * changed the row first, or holds it locked). One statement text for one batch or sixty, so it is prepared once.
+ *
+ * A row locked by another transaction (a batch of that run on the locked path, a retake, a course being deleted)
+ * is skipped, never waited for (`skip locked`): that batch counts as not applied and goes the locked path alone,
+ * so one busy run never holds up the other runs of the group, nor the groups behind it.
  */
 async function writeBatches(em: EntityManager, writes: BatchWrite[]): Promise<boolean[]> {
   const runs = writes.map((w) => ({
@@ -624,6 +628,7 @@ const WRITE_BATCHES = `with x as (
     select * from jsonb_to_recordset(?::jsonb) as x(id text, version text, time_spent int, pass_time int,
       last_screen_id text, progress numeric, answers jsonb, at timestamptz, batch_id text, response jsonb,
       finish boolean, score numeric, passed boolean, passing_score numeric, attempt int)),
+  lk as (select c.id from completions c where c.id in (select id from x) for update skip locked),
   upd as (update completions c set time_spent_seconds = x.time_spent, pass_time_seconds = x.pass_time,
         last_screen_id = x.last_screen_id, progress_percent = x.progress, answers = x.answers,
         last_seen_at = x.at, last_event_at = x.at, ${RATE_SET},
@@ -633,7 +638,7 @@ const WRITE_BATCHES = `with x as (
         passing_score_at_completion = case when x.finish then x.passing_score else c.passing_score_at_completion end,
         attempt = case when x.finish then x.attempt else c.attempt end,
         completed_at = case when x.finish then x.at else c.completed_at end
-      from x where c.id = x.id and c.xmin::text = x.version returning c.id),
+      from x join lk using (id) where c.id = x.id and c.xmin::text = x.version returning c.id),
   b as (insert into completion_batches (completion_id, batch_id, created_at, response)
       select x.id, x.batch_id, x.at, x.response from x join upd using (id) returning 1),
   ev as (insert into outbox_events (id, workspace_id, type, data, created_at) ${OUTBOX_KEYED_RECORDSET}

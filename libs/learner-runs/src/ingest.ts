@@ -24,6 +24,9 @@ import type { IdentityRef } from './completions.js';
  * race with another call of the same run (the row changed in between) writes nothing and is applied again
  * under the row lock (one transaction, as a retake always is). Every call of one run is thus serialised on its
  * row either way, and the batch id's primary key makes a double claim fail the whole statement.
+ *
+ * Under load both statements are shared: the batches of many runs arriving together are read by one statement
+ * and written by one statement (group commit, `groupsOf` below; docs/player-api.md).
  */
 
 export interface IngestPorts {
@@ -350,7 +353,8 @@ export async function applyBatch(
 ): Promise<EventBatchResultDto> {
   const fast = await tryBatch(ports.em, ports, ref, batch, now, false);
   if (fast) return fast;
-  // Another call of this run changed the row between the read and the write: apply it again under the lock.
+  // Another call of this run changed the row between the read and the write (or another transaction holds it,
+  // or the group's statement failed as a whole): apply it again under the lock.
   return ports.em.transactional(async (tx) => {
     const locked = await tryBatch(tx, ports, ref, batch, now, true);
     if (!locked) throw new Error(`batch ${batch.batchId} of ${ref.completionId} not applied under the lock`);
@@ -358,7 +362,10 @@ export async function applyBatch(
   });
 }
 
-/** Applies the batch if the row is still the version read; null when another call changed it first. */
+/**
+ * Applies the batch if the row is still the version read; null when another call changed it first or holds it
+ * locked, or the group's statement failed as a whole (then nothing of it stayed).
+ */
 async function tryBatch(
   em: EntityManager,
   ports: IngestPorts,

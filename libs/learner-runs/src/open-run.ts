@@ -190,28 +190,31 @@ export async function openRun(
 
   // Counted first: a spent allowance refuses the open (402) before anything is written.
   await countView(ports.em, workspace, now);
-  const row = await ports.em
-    .transactional(async (tx) => {
-      let identity: IdentityRef | null = null;
-      if (learner) {
-        const [r] = await upsertIdentities(tx, workspace.id, [
-          { externalId: learner.externalId, name: learner.name, email: learner.email },
-        ]);
-        identity = r.identity;
-      }
-      const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
-      // One row per (course, learner). A row keeps the source it was opened with: an LMS-asserted learner id
-      // never takes over a run whose learner the customer's backend signed (nor the reverse), so the update
-      // only happens for the same source and a clash answers 409.
-      // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
-      // the material its result was judged against.
-      const viewed = prepareEvent(workspace.id, 'course.viewed', {
-        course: { id: course.id, title: course.title },
-        identity: eventIdentityOf(identity),
-      });
-      const [row] = await boundQuery<CompletionRow>(
-        tx,
-        `with c0 as (insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
+  // A learner's open is two statements (identity, then run) in one transaction; an anonymous open is the run's
+  // statement alone, which needs no transaction of its own (two round trips fewer).
+  const inTransaction = <T>(work: (em: EntityManager) => Promise<T>): Promise<T> =>
+    learner ? ports.em.transactional(work) : work(ports.em);
+  const row = await inTransaction(async (tx) => {
+    let identity: IdentityRef | null = null;
+    if (learner) {
+      const [r] = await upsertIdentities(tx, workspace.id, [
+        { externalId: learner.externalId, name: learner.name, email: learner.email },
+      ]);
+      identity = r.identity;
+    }
+    const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';
+    // One row per (course, learner). A row keeps the source it was opened with: an LMS-asserted learner id
+    // never takes over a run whose learner the customer's backend signed (nor the reverse), so the update
+    // only happens for the same source and a clash answers 409.
+    // Resuming refreshes what is served (locale, fingerprint) only while the pass is open: a finished pass keeps
+    // the material its result was judged against.
+    const viewed = prepareEvent(workspace.id, 'course.viewed', {
+      course: { id: course.id, title: course.title },
+      identity: eventIdentityOf(identity),
+    });
+    const [row] = await boundQuery<CompletionRow>(
+      tx,
+      `with c0 as (insert into completions as c (id, workspace_id, course_id, identity_id, anonymous_id, source, status, pass,
               pass_started_at, content_hash, locale, answers, started_at, last_seen_at, last_event_at, rate_window_start)
        values (?, ?, ?, ?, ?, ?, 'in_progress', 1, ?, ?, ?, '{}'::jsonb, ?, ?, ?, ?)
        on conflict ${conflict} do update set
@@ -225,35 +228,34 @@ export async function openRun(
        ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
               ${OUTBOX_RECORDSET} where exists (select 1 from c0))
        select * from c0`,
-        [
-          newId('cmp'),
-          workspace.id,
-          course.id,
-          identity?.id ?? null,
-          identity ? null : input.anonymousId,
-          source,
-          now,
-          material.contentHash,
-          material.locale,
-          now,
-          now,
-          now,
-          now,
-          outboxRecordset([viewed]),
-        ],
-        { prepared: true },
+      [
+        newId('cmp'),
+        workspace.id,
+        course.id,
+        identity?.id ?? null,
+        identity ? null : input.anonymousId,
+        source,
+        now,
+        material.contentHash,
+        material.locale,
+        now,
+        now,
+        now,
+        now,
+        outboxRecordset([viewed]),
+      ],
+      { prepared: true },
+    );
+    if (!row)
+      throw new AppError(
+        'conflict',
+        `This learner already has a run of this course recorded with another source than ${source}`,
       );
-      if (!row)
-        throw new AppError(
-          'conflict',
-          `This learner already has a run of this course recorded with another source than ${source}`,
-        );
-      return row;
-    })
-    .catch(async (err: unknown) => {
-      await uncountView(ports.em, workspace, now);
-      throw err;
-    });
+    return row;
+  }).catch(async (err: unknown) => {
+    await uncountView(ports.em, workspace, now);
+    throw err;
+  });
 
   const runToken = await ports.tokens.sign({ completionId: row.id, workspaceId: workspace.id });
   return {

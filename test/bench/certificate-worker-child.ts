@@ -1,8 +1,6 @@
 /**
- * The certificate worker in a process of its own, for certificates.bench.ts (spawned with
- * `node --import tsx`; configuration as JSON in BENCH_WORKER_CONFIG). Tells the parent
- * `{ ready: true }` over IPC once the consumer runs; on `stop` (or SIGTERM, or the parent
- * going away) stops gracefully and exits.
+ * The certificate worker in a process of its own, for certificates.bench.ts (the bench-child protocol of
+ * bench-child.ts; BENCH_WORKER_CONCURRENCY sets its concurrency, default 4).
  */
 import { BaseEnv, BusEnv, DbEnv, MetricsEnv, StorageEnv, parseEnv } from '@lectern/config';
 import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
@@ -12,19 +10,9 @@ import {
   loadFontLibrary,
   startCertificateWorker,
 } from '@lectern/certificates';
+import { benchChildEnv, serveBench } from './bench-child.js';
 
-const raw = process.env.BENCH_WORKER_CONFIG;
-if (!raw || !process.send) {
-  process.stderr.write(
-    'certificate-worker-child: run by certificates.bench.ts (needs BENCH_WORKER_CONFIG and IPC)\n',
-  );
-  process.exit(2);
-}
-const env = Object.fromEntries(
-  Object.entries(JSON.parse(raw) as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .map(([k, v]) => [k, String(v)]),
-);
+const env = benchChildEnv('certificate-worker-child');
 // What apps/certificate-worker reads (its probe server is not started here).
 const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ...CERTIFICATE_WORKER_ENV], env);
 const fonts = loadFontLibrary(cfg.CERTIFICATE_FONT_DIR);
@@ -38,20 +26,7 @@ const worker = await startCertificateWorker(
     concurrency: Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4),
   },
 );
-
-let stopping: Promise<void> | undefined;
-const stop = () =>
-  (stopping ??= (async () => {
-    try {
-      await worker.stop();
-      await closeRuntime({ ...rt, storage });
-    } finally {
-      process.exit(0);
-    }
-  })());
-process.on('message', (m) => {
-  if (m === 'stop') void stop();
+serveBench(async () => {
+  await worker.stop();
+  await closeRuntime({ ...rt, storage });
 });
-process.on('SIGTERM', () => void stop());
-process.on('disconnect', () => void stop());
-process.send({ ready: true });

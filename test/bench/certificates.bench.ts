@@ -8,8 +8,7 @@
  * per measurement; BENCH_WORKER_NODE_ARGS adds node flags to the worker processes (profiling). The page is the default design with a Latin name (the common case);
  * a CJK name is measured in-process too, since its face is the expensive one.
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawnBenchChild } from './bench-child.js';
 import { newId } from '@lectern/db';
 import { closeRuntime } from '@lectern/runtime';
 import { runSyncJob } from '@lectern/jobs';
@@ -80,31 +79,12 @@ async function drive(count: number, concurrency: number, fn: () => Promise<unkno
   return summary(latencies, performance.now() - t0);
 }
 
-async function spawnWorker(cfg: TestConfig): Promise<{ stop(): Promise<void> }> {
-  const script = fileURLToPath(new URL('./certificate-worker-child.ts', import.meta.url));
+/** A certificate worker process (certificate-worker-child.ts). */
+function spawnWorker(cfg: TestConfig) {
   // BENCH_WORKER_NODE_ARGS: extra node flags for the worker processes, e.g.
   // `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the render path (not allowed in NODE_OPTIONS).
   const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify({ ...cfg, WORKER_HTTP_PORT: 0 }) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) =>
-      reject(new Error(`certificate worker child exited (${code}) before it was ready`)),
-    );
-  });
-  return {
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
+  return spawnBenchChild('certificate-worker-child.ts', { ...cfg, WORKER_HTTP_PORT: 0 }, { nodeArgs });
 }
 
 export async function run(): Promise<Record<string, unknown>> {

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawnBenchChild, type BenchChild } from './bench-child.js';
 import { createRequire } from 'node:module';
 import { readFile, readdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { boundQuery } from '@lectern/db';
 import { closeRuntime } from '@lectern/runtime';
 import { makeWorkspace, testConfig, testRuntime } from '../support/context.js';
@@ -32,12 +31,8 @@ const BATCHES = Number(process.env.BENCH_PLAYER_BATCHES ?? 5);
 const CONCURRENCY = (process.env.BENCH_PLAYER_CONCURRENCY ?? '32,128').split(',').map(Number);
 const API_PROCESSES = Number(process.env.BENCH_PLAYER_API_PROCESSES ?? 1);
 
-interface ApiChild {
-  url: string;
-  /** The process's CPU so far (µs, user + system). */
-  cpu(): Promise<number>;
-  stop(): Promise<void>;
-}
+/** An API (or relay) process: bench-child.ts, its ready message carrying the API's url. */
+type ApiChild = BenchChild<{ url: string }>;
 
 /**
  * Where the outbox relay runs (BENCH_PLAYER_RELAY): `api` (default: in the API process, as deployed by default) or
@@ -47,41 +42,12 @@ interface ApiChild {
 const RELAY = process.env.BENCH_PLAYER_RELAY ?? 'api';
 
 /** Starts an API process (api-child.ts) on this run's configuration; resolves once it listens. */
-async function startApiChild(
-  overrides: Record<string, string>,
-  role: 'api' | 'relay' = 'api',
-): Promise<ApiChild> {
-  const script = fileURLToPath(new URL('./api-child.ts', import.meta.url));
+function startApiChild(overrides: Record<string, string>, role: 'api' | 'relay' = 'api'): Promise<ApiChild> {
   const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    env: { ...process.env, BENCH_API_CONFIG: JSON.stringify(testConfig(overrides)), BENCH_CHILD_ROLE: role },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  return spawnBenchChild('api-child.ts', testConfig(overrides), {
+    nodeArgs,
+    env: { BENCH_CHILD_ROLE: role },
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: { url: string }) => resolve(m.url));
-    child.once('exit', (code) => reject(new Error(`API child exited (${code}) before it listened`)));
-  });
-  return {
-    url,
-    cpu: () =>
-      new Promise((resolve) => {
-        const on = (m: { cpu?: number }) => {
-          if (m.cpu === undefined) return;
-          child.off('message', on);
-          resolve(m.cpu);
-        };
-        child.on('message', on);
-        child.send('cpu');
-      }),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
 }
 
 const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
@@ -155,14 +121,14 @@ async function load(
   let answered = 0;
   let t1 = 0;
   const cpuOf = async (children: ApiChild[]) =>
-    (await Promise.all(children.map((s) => s.cpu()))).reduce((a, b) => a + b, 0);
+    (await Promise.all(children.map((s) => s.cpuMicros()))).reduce((a, b) => a + b, 0);
   const server0 = await cpuOf(apis);
   const relay0 = await cpuOf(relays);
   const machine0 = await machineCpu();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const r = await autocannon({
-    url: apis.map((a) => a.url),
+    url: apis.map((a) => a.ready.url),
     connections: concurrency,
     amount: n,
     timeout: 60,
@@ -275,7 +241,7 @@ export async function run(): Promise<Record<string, unknown>> {
     if (RELAY === 'process') relays.push(await startApiChild(overrides, 'relay'));
     const em = () => rt.orm.em.fork();
     const ws = await makeWorkspace(em(), 'scale');
-    const courseId = await publishedCourse(`${apis[0].url}/api/v1`, ws.key);
+    const courseId = await publishedCourse(`${apis[0].ready.url}/api/v1`, ws.key);
 
     // (a) opens
     const runs: OpenRunResult[] = new Array(RUNS);

@@ -7,9 +7,8 @@
  *
  * `node --import tsx test/bench/run.ts scorm-export`.
  */
-import { spawn } from 'node:child_process';
+import { spawnBenchChild } from './bench-child.js';
 import { createWriteStream } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import archiver from 'archiver';
 import unzipper from 'unzipper';
 import { runSyncJob } from '@lectern/jobs';
@@ -52,37 +51,9 @@ function screens() {
   }));
 }
 
-async function spawnWorker(cfg: TestConfig, assetsDir: string) {
-  const script = fileURLToPath(new URL('./scorm-worker-child.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: {
-      ...process.env,
-      BENCH_WORKER_CONFIG: JSON.stringify({ ...cfg, WORKER_HTTP_PORT: 0, PLAYER_ASSETS_DIR: assetsDir }),
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const ready = await new Promise<{ rssMiB: number }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { rssMiB: number }));
-    child.once('exit', (code) =>
-      reject(new Error(`scorm worker child exited (${code}) before it was ready`)),
-    );
-  });
-  return {
-    rssAtReadyMiB: ready.rssMiB,
-    async stop(): Promise<{ peakRssMiB: number; rssMiB: number }> {
-      const report = new Promise<{ peakRssMiB: number; rssMiB: number }>((resolve) =>
-        child.once('message', (m) => resolve(m as { peakRssMiB: number; rssMiB: number })),
-      );
-      child.send('stop');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      const got = await report;
-      await exited;
-      clearTimeout(killer);
-      return got;
-    },
-  };
-}
+/** A scorm worker process (scorm-worker-child.ts) serving the player bundle built into `assetsDir`. */
+const spawnWorker = (cfg: TestConfig, assetsDir: string) =>
+  spawnBenchChild('scorm-worker-child.ts', { ...cfg, WORKER_HTTP_PORT: 0, PLAYER_ASSETS_DIR: assetsDir });
 
 /** The same entries zipped by archiver (same level as the worker) into /dev/null: the zip work alone. */
 async function zipToNull(entries: { name: string; body: Buffer }[]): Promise<void> {
@@ -152,6 +123,7 @@ export async function run(): Promise<Record<string, unknown>> {
     }
     const b = [...base].sort((x, y) => x - y);
     rss = await worker.stop();
+    if (!rss) throw new Error('the scorm worker child exited before the end');
     return {
       exports: N,
       screens: SCREENS,
@@ -161,7 +133,7 @@ export async function run(): Promise<Record<string, unknown>> {
       jobOnly: { p50Ms: round(pct(j, 50)), p95Ms: round(pct(j, 95)) },
       baselineArchiverToDevNull: { p50Ms: round(pct(b, 50)), p95Ms: round(pct(b, 95)) },
       ratioP50: round(pct(s, 50) / pct(b, 50)),
-      worker: { rssAtReadyMiB: worker.rssAtReadyMiB, peakRssMiB: rss.peakRssMiB, rssAtEndMiB: rss.rssMiB },
+      worker: { rssAtReadyMiB: worker.ready.rssMiB, peakRssMiB: rss.peakRssMiB, rssAtEndMiB: rss.rssMiB },
     };
   } finally {
     if (!rss) await worker.stop().catch(() => undefined);

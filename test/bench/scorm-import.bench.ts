@@ -4,9 +4,8 @@
  * process (scorm-worker-child.ts), so its peak is that size's own. Goal (issue 12): the 100 MB peak at most 1.5×
  * the 10 MB one and at most 256 MB.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawnBenchChild } from './bench-child.js';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { makeWorkspace, startTestApp, testConfig, type TestConfig } from '../support/context.js';
 import { zipOf, type ZipEntryInput } from '../support/zip.js';
 
@@ -39,39 +38,8 @@ ${items.map((i) => `<resource identifier="r${i}" type="webcontent" href="page${i
   return zipOf(entries);
 }
 
-interface Child {
-  rss(): Promise<number>;
-  stop(): Promise<void>;
-}
-
-async function spawnWorker(cfg: TestConfig): Promise<Child> {
-  const script = fileURLToPath(new URL('./scorm-worker-child.ts', import.meta.url));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) =>
-      reject(new Error(`scorm worker child exited (${code}) before it was ready`)),
-    );
-  });
-  return {
-    rss: () =>
-      new Promise<number>((resolve) => {
-        child.once('message', (m) => resolve((m as { maxRssMiB: number }).maxRssMiB));
-        child.send('rss');
-      }),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
+/** A scorm worker process (scorm-worker-child.ts). */
+const spawnWorker = (cfg: TestConfig) => spawnBenchChild('scorm-worker-child.ts', cfg);
 
 export async function run(): Promise<Record<string, unknown>> {
   const app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '0', SCORM_IMPORT_TIMEOUT_MS: '110000' });
@@ -83,7 +51,7 @@ export async function run(): Promise<Record<string, unknown>> {
       const pkg = benchPackage(size * MB);
       const worker = await spawnWorker(cfg);
       try {
-        const idle = await worker.rss();
+        const idle = await worker.maxRssMiB();
         const walls: number[] = [];
         for (let r = 0; r < ROUNDS; r++) {
           const t = performance.now();
@@ -104,7 +72,7 @@ export async function run(): Promise<Record<string, unknown>> {
           wallMsMin: Math.round(walls[0]),
           wallMsMax: Math.round(walls[walls.length - 1]),
           workerIdleRssMiB: idle,
-          workerPeakRssMiB: await worker.rss(),
+          workerPeakRssMiB: await worker.maxRssMiB(),
         };
       } finally {
         await worker.stop();

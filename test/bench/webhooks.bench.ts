@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
+import { spawnBenchChild, type BenchChild } from './bench-child.js';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import {
@@ -221,20 +220,20 @@ function machineCpu(): { busy: number; total: number } | undefined {
  * Where the CPU went during a burst: this process, the worker child (productionShape) and the whole machine
  * (PostgreSQL and NATS are the rest), as a share of one core over the run's wall time.
  */
-async function cpuMeter(child?: WorkerProcess) {
+async function cpuMeter(child?: BenchChild<unknown>) {
   const t0 = performance.now();
   const self0 = process.cpuUsage();
-  const child0 = await child?.cpuMs();
+  const child0 = (await child?.cpuMicros()) ?? 0;
   const m0 = machineCpu();
   return async () => {
     const wall = performance.now() - t0;
     const self = process.cpuUsage(self0);
-    const child1 = await child?.cpuMs();
+    const child1 = (await child?.cpuMicros()) ?? 0;
     const m1 = machineCpu();
     const cores = (ms: number) => round(ms / wall, 2);
     return {
       benchProcessCores: cores((self.user + self.system) / 1000),
-      ...(child ? { workerProcessCores: cores(child1! - child0!) } : {}),
+      ...(child ? { workerProcessCores: cores((child1 - child0) / 1000) } : {}),
       ...(m0 && m1
         ? { machineBusyCores: cores(((m1.busy - m0.busy) / (m1.total - m0.total)) * wall * os.cpus().length) }
         : {}),
@@ -267,7 +266,7 @@ async function pipelineRun(
   sink: Sink,
   count: number,
   pace?: number,
-  child?: WorkerProcess,
+  child?: BenchChild<unknown>,
 ) {
   const cpu = pace ? undefined : await cpuMeter(child);
   const trace = process.env.BENCH_WEBHOOK_TRACE ? startTrace(rt, ws.id, sink) : undefined;
@@ -337,46 +336,8 @@ async function bareRun(url: string, bodies: string[], pace?: number): Promise<Re
 }
 
 /** The webhook worker in a child process (test/bench/webhook-worker-child.ts), as in production. */
-interface WorkerProcess {
-  /** CPU time the child has used so far, in ms. */
-  cpuMs(): Promise<number>;
-  stop(): Promise<void>;
-}
-
-async function spawnWorker(cfg: TestConfig): Promise<WorkerProcess> {
-  const script = fileURLToPath(new URL('./webhook-worker-child.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(cfg) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) =>
-      reject(new Error(`webhook worker child exited (${code}) before it was ready`)),
-    );
-  });
-  return {
-    cpuMs: () =>
-      new Promise<number>((resolve) => {
-        const on = (m: unknown) => {
-          if (m && typeof m === 'object' && 'cpuMicros' in m) {
-            child.off('message', on);
-            resolve((m as { cpuMicros: number }).cpuMicros / 1000);
-          }
-        };
-        child.on('message', on);
-        child.send('cpu');
-      }),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.send('stop');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
+/** A webhook worker process (webhook-worker-child.ts). */
+const spawnWorker = (cfg: TestConfig) => spawnBenchChild('webhook-worker-child.ts', cfg);
 
 export async function run(): Promise<Record<string, unknown>> {
   const overrides = { WEBHOOK_RETRY_DELAYS: PRODUCTION_DELAYS, DB_POOL_MAX: '20' };
@@ -386,7 +347,7 @@ export async function run(): Promise<Record<string, unknown>> {
   const policy = { key: () => parseEncryptionKey(producer.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
   const workerOptions: WebhookWorkerOptions = {};
   let worker: { stop(): Promise<void> } | undefined;
-  let child: WorkerProcess | undefined;
+  let child: BenchChild<unknown> | undefined;
   const sinks: Sink[] = [];
   const sink = async (hang = false) => {
     const s = await new Sink(hang).start();

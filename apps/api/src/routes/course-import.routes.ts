@@ -6,7 +6,7 @@ import { getCourse, courseDto } from '@lectern/authoring';
 import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '@lectern/csv-import';
 import { runSyncJob } from '@lectern/jobs';
 import { readRawBody } from '../http/raw-body.js';
-import { errorResponses } from './shared.js';
+import { errorResponses, syncJobErrors } from './shared.js';
 
 /**
  * Largest CSV body, after decompression. 2,000 rows (SPEC.md Limits) of a typical
@@ -61,15 +61,9 @@ export function courseImportRoutes(
           schema: ErrorBody,
         },
         415: { description: 'unsupported_media_type: Content-Type is not text/csv', schema: ErrorBody },
-        503: {
-          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
-          schema: ErrorBody,
-        },
-        504: {
-          description:
-            'timeout: the import did not finish in time; `jobId` names the job, which may still complete',
-          schema: ErrorBody,
-        },
+        ...syncJobErrors(
+          'the import did not finish in time; `jobId` names the job, which may still complete',
+        ),
       },
     },
     async (ctx) => {

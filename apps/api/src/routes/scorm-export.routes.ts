@@ -7,7 +7,7 @@ import { getCourse } from '@lectern/authoring';
 import { runSyncJob } from '@lectern/jobs';
 import { SCORM_EXPORT_KIND } from '@lectern/scorm';
 import { planGate } from '../http/plan-gate.js';
-import { errorResponses } from './shared.js';
+import { errorResponses, syncJobErrors } from './shared.js';
 
 /**
  * GET /courses/:id/scorm (docs/scorm.md "Export"): the scorm worker builds the package and puts it in the object
@@ -42,15 +42,9 @@ export function scormExportRoutes(
           description: 'not_found: no such course in this workspace, or `lang` is not a locale of the course',
           schema: ErrorBody,
         },
-        503: {
-          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
-          schema: ErrorBody,
-        },
-        504: {
-          description:
-            'timeout: the export did not finish in time; `jobId` names the job (nothing is created, retrying is safe)',
-          schema: ErrorBody,
-        },
+        ...syncJobErrors(
+          'the export did not finish in time; `jobId` names the job (nothing is created, retrying is safe)',
+        ),
       },
     },
     planGate('scorm_api'),

@@ -6,7 +6,7 @@ import { SCORM_BLOB, SCORM_IMPORT_KIND, ZIP_CAPS } from '@lectern/scorm';
 import { runSyncJob } from '@lectern/jobs';
 import { planGate } from '../http/plan-gate.js';
 import { rawBodyStream } from '../http/raw-body.js';
-import { errorResponses } from './shared.js';
+import { errorResponses, syncJobErrors } from './shared.js';
 
 /** SPEC.md Limits: a SCORM package of more than 100 MB is a 413. */
 export const SCORM_BODY_LIMIT = 100 * 1000 * 1000;
@@ -58,15 +58,9 @@ export function scormImportRoutes(
           description: 'unsupported_media_type: Content-Type is not application/zip',
           schema: ErrorBody,
         },
-        503: {
-          description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
-          schema: ErrorBody,
-        },
-        504: {
-          description:
-            'timeout: the import did not finish in time; `jobId` names the job, which may still complete',
-          schema: ErrorBody,
-        },
+        ...syncJobErrors(
+          'the import did not finish in time; `jobId` names the job, which may still complete',
+        ),
       },
     },
     planGate('scorm_api'),

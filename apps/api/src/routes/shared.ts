@@ -17,3 +17,17 @@ export const errorResponses: Record<number, ResponseSpec> = {
   429: { description: 'rate_limited (Retry-After seconds)', schema: ErrorBody },
   500: { description: 'internal_error', schema: ErrorBody },
 };
+
+/**
+ * What a synchronous command (docs/jobs.md: an import, an export) answers besides its own rows: 503 when the object
+ * store or the job queue cannot be reached, 504 past its deadline (`timeout` says what the caller may do then).
+ */
+export function syncJobErrors(timeout: string): Record<number, ResponseSpec> {
+  return {
+    503: {
+      description: 'service_unavailable: the object store or the job queue is unreachable (Retry-After)',
+      schema: ErrorBody,
+    },
+    504: { description: `timeout: ${timeout}`, schema: ErrorBody },
+  };
+}

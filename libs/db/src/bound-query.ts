@@ -49,6 +49,7 @@ export async function boundQuery<T = Record<string, unknown>>(
   params: readonly unknown[] = [],
   opts: { prepared?: boolean } = {},
 ): Promise<T[]> {
+  const trx = em.getTransactionContext<Knex.Transaction>();
   const run = async (prepared: boolean) => {
     const q = em
       .getConnection()
@@ -58,7 +59,6 @@ export async function boundQuery<T = Record<string, unknown>>(
     if (trx) q.transacting(trx);
     return ((await q) as { rows: T[] }).rows;
   };
-  const trx = em.getTransactionContext<Knex.Transaction>();
   if (!opts.prepared) return run(false);
   try {
     return await run(true);

@@ -19,6 +19,7 @@ import {
   type ConsumerHandle,
   type ConsumerSpec,
   type HandlerContext,
+  PublishError,
 } from '@lectern/bus';
 
 const Payload = z.object({ n: z.number() });
@@ -380,5 +381,102 @@ describe('spine: the bus consumer runner (JetStream)', () => {
       await requestJob(bus, idle.subject, `job_${randomBytes(6).toString('hex')}`, { jobId: 'x' }, 300),
     ).to.equal(false);
     expect(Date.now() - started).to.be.within(250, 2000);
+  });
+});
+
+describe('spine: JetStream publishes (the bus publisher)', () => {
+  let bus: Bus;
+  const log = createLogger({ level: 'silent' });
+  const streams: string[] = [];
+
+  before(async () => {
+    const cfg = testConfig();
+    bus = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: 'publish-test', log });
+  });
+  after(async () => {
+    for (const s of streams) await bus.jsm.streams.delete(s).catch(() => undefined);
+    await bus?.close();
+  });
+
+  /** A stream of its own on `<name>.>`, with any extra limits. */
+  async function stream(extra: Record<string, unknown> = {}): Promise<string> {
+    const name = `${bus.names.prefix}_PUB_${randomBytes(4).toString('hex')}`;
+    await bus.jsm.streams.add({ name, subjects: [`${name}.>`], duplicate_window: nanos(60_000), ...extra });
+    streams.push(name);
+    return name;
+  }
+
+  const reasonOf = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err, 'the publish should have failed').to.be.instanceOf(PublishError);
+    return (err as PublishError).reason;
+  };
+
+  it('resolves with the stream and sequence once stored; a repeated message id is acknowledged as a duplicate and stored once', async () => {
+    const name = await stream();
+    const first = await bus.publish(`${name}.a`, { n: 1 }, { msgId: 'm1' });
+    expect(first).to.deep.equal({ stream: name, seq: 1, duplicate: false });
+    const again = await bus.publish(`${name}.a`, { n: 1 }, { msgId: 'm1' });
+    expect(again).to.deep.equal({ stream: name, seq: 1, duplicate: true });
+    const text = await bus.publishJson(`${name}.b`, '{"n":2}', { msgId: 'm2' });
+    expect(text).to.deep.equal({ stream: name, seq: 2, duplicate: false });
+    const info = await bus.jsm.streams.info(name);
+    expect(info.state.messages).to.equal(2);
+    const stored = await bus.jsm.streams.getMessage(name, { seq: 2 });
+    expect(new TextDecoder().decode(stored?.data)).to.equal('{"n":2}');
+  });
+
+  it('many publishes in flight at once are each acknowledged with their own sequence', async () => {
+    const name = await stream();
+    const acks = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => bus.publish(`${name}.a`, { i }, { msgId: `m${i}` })),
+    );
+    expect(new Set(acks.map((a) => a.seq)).size).to.equal(500);
+    expect(acks.every((a) => a.stream === name && !a.duplicate)).to.equal(true);
+    expect((await bus.jsm.streams.info(name)).state.messages).to.equal(500);
+  });
+
+  it('fails as no_stream when no stream takes the subject', async () => {
+    expect(
+      await reasonOf(bus.publish(`${bus.names.prefix}.nostream.${randomBytes(4).toString('hex')}`, {})),
+    ).to.equal('no_stream');
+  });
+
+  it('fails as refused when JetStream answers with an error (a full stream that discards new messages)', async () => {
+    const name = await stream({ max_msgs: 1, discard: 'new' });
+    await bus.publish(`${name}.a`, { n: 1 });
+    expect(await reasonOf(bus.publish(`${name}.a`, { n: 2 }))).to.equal('refused');
+    expect((await bus.jsm.streams.info(name)).state.messages).to.equal(1);
+  });
+
+  it('fails as timeout when nobody acknowledges in time (a core subscriber that never answers)', async () => {
+    const subject = `${bus.names.prefix}.silent.${randomBytes(4).toString('hex')}`;
+    const sub = bus.nc.subscribe(subject);
+    try {
+      const started = Date.now();
+      expect(await reasonOf(bus.publish(subject, {}, { timeoutMs: 300 }))).to.equal('timeout');
+      expect(Date.now() - started).to.be.within(250, 2000);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it('fails as closed when the connection closes before the acknowledgement, and at once after', async () => {
+    const cfg = testConfig();
+    const other = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: 'publish-close', log });
+    const subject = `${bus.names.prefix}.silent.${randomBytes(4).toString('hex')}`;
+    const sub = bus.nc.subscribe(subject);
+    try {
+      const waiting = reasonOf(other.publish(subject, {}, { timeoutMs: 30_000 }));
+      await bus.nc.flush();
+      await other.nc.close();
+      expect(await waiting).to.equal('closed');
+      expect(await reasonOf(other.publish(subject, {}))).to.equal('closed');
+    } finally {
+      sub.unsubscribe();
+    }
   });
 });

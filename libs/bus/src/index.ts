@@ -15,8 +15,10 @@ import {
 import type { z } from 'zod';
 import type { Logger } from '@lectern/log';
 import { isRetryable } from '@lectern/errors';
+import { JetStreamPublisher, type PubAck } from './publisher.js';
 
 export type { JsMsg, NatsConnection };
+export { PublishError, type PubAck } from './publisher.js';
 
 /** The streams every deployment has; names and subjects are namespaced by BUS_PREFIX. */
 export type StreamKey = 'JOBS' | 'EVENTS';
@@ -57,8 +59,21 @@ export interface Bus {
   js: JetStreamClient;
   jsm: JetStreamManager;
   names: BusNames;
-  publish(subject: string, payload: unknown, opts?: { msgId?: string; timeoutMs?: number }): Promise<void>;
+  /**
+   * Publishes to JetStream and resolves once the stream stored it (or, for a `msgId` it has seen within its
+   * duplicate window, recognised it: `duplicate`). `payload` is sent as JSON.
+   */
+  publish(subject: string, payload: unknown, opts?: PublishOptions): Promise<PubAck>;
+  /** The same for a payload already encoded as JSON text (the outbox relay builds its envelopes in SQL). */
+  publishJson(subject: string, json: string, opts?: PublishOptions): Promise<PubAck>;
   close(): Promise<void>;
+}
+
+export interface PublishOptions {
+  /** `Nats-Msg-Id`: JetStream stores one message per id within the stream's duplicate window. */
+  msgId?: string;
+  /** How long to wait for JetStream's acknowledgement (default 5 s). */
+  timeoutMs?: number;
 }
 
 export interface BusOptions {
@@ -100,17 +115,16 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   const names = busNames(opts.prefix);
+  const publisher = new JetStreamPublisher(nc);
+  const publishJson: Bus['publishJson'] = (subject, json, popts = {}) =>
+    publisher.publish(subject, json, { msgId: popts.msgId, timeoutMs: popts.timeoutMs ?? 5000 });
   return {
     nc,
     js,
     jsm,
     names,
-    async publish(subject, payload, popts = {}) {
-      await js.publish(subject, JSON.stringify(payload), {
-        msgID: popts.msgId,
-        timeout: popts.timeoutMs ?? 5000,
-      });
-    },
+    publish: (subject, payload, popts) => publishJson(subject, JSON.stringify(payload), popts),
+    publishJson,
     async close() {
       if (nc.isClosed()) return;
       await nc.drain().catch((err: unknown) => opts.log.warn({ err }, 'nats drain failed; closing'));

@@ -3,7 +3,7 @@ import { OutboxEventSchema, newId, boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 import { startPoller } from '@lectern/poller';
-import { EventPayloads, type EventEnvelope, type EventPayload, type EventType } from '@lectern/contracts';
+import { EventPayloads, type EventPayload, type EventType } from '@lectern/contracts';
 
 /** An outbox row built and checked against its contract, ready to be written by the caller's own statement. */
 export interface PreparedEvent {
@@ -84,23 +84,21 @@ export function eventSubject(bus: Bus, type: string): string {
   return bus.names.subject('events', type);
 }
 
-interface OutboxRow {
+/**
+ * An unsent outbox row with its envelope (`EventEnvelope`) already encoded by PostgreSQL: the relay sends it as it
+ * is, instead of parsing the stored payload into objects only to encode it again (per event, on every API replica).
+ */
+interface UnsentRow {
   id: string;
-  workspace_id: string;
   type: string;
-  data: Record<string, unknown>;
-  created_at: Date;
+  envelope: string;
 }
 
-export function envelopeOf(row: OutboxRow): EventEnvelope {
-  return {
-    id: row.id,
-    type: row.type as EventType,
-    createdAt: new Date(row.created_at).toISOString(),
-    workspaceId: row.workspace_id,
-    data: row.data,
-  };
-}
+const UNSENT = `select id, type,
+    json_build_object('id', id, 'type', type,
+      'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'workspaceId', workspace_id, 'data', data)::text as envelope
+  from outbox_events where published_at is null order by created_at, id limit ? for update skip locked`;
 
 export interface Relay {
   /** Ask for a pass now (after a commit that wrote events). */
@@ -131,16 +129,11 @@ export function startRelay(deps: {
   const drainOnce = async (): Promise<number> => {
     const em = orm.em.fork();
     return em.transactional(async (tx) => {
-      const rows = await boundQuery<OutboxRow>(
-        tx,
-        `select id, workspace_id, type, data, created_at from outbox_events
-          where published_at is null order by created_at, id limit ? for update skip locked`,
-        [batchSize],
-      );
+      const rows = await boundQuery<UnsentRow>(tx, UNSENT, [batchSize], { prepared: true });
       if (rows.length === 0) return 0;
       const results = await Promise.allSettled(
         rows.map((r) =>
-          bus.publish(eventSubject(bus, r.type), envelopeOf(r), { msgId: r.id, timeoutMs: 3000 }),
+          bus.publishJson(eventSubject(bus, r.type), r.envelope, { msgId: r.id, timeoutMs: 3000 }),
         ),
       );
       const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((r) => r.id);

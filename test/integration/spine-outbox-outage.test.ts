@@ -57,7 +57,7 @@ describe('spine: the outbox relay survives a NATS outage', () => {
     );
 
     const messages = (
-      await readStream<{ id: string; workspaceId: string; type: string }>(
+      await readStream<{ id: string; workspaceId: string; type: string; createdAt: string; data: unknown }>(
         cfg.NATS_URL,
         `${cfg.BUS_PREFIX}_EVENTS`,
         `${cfg.BUS_PREFIX}.events.identity.created`,
@@ -67,5 +67,14 @@ describe('spine: the outbox relay survives a NATS outage', () => {
     expect(ids, 'each event id exactly once in the stream').to.have.length(new Set(ids).size);
     expect([...ids].sort()).to.deep.equal(rows.map((r) => r.id).sort());
     for (const m of messages) expect(m.msgId).to.equal(m.body.id);
+    // Each message is its row's envelope, field for field (PostgreSQL encodes it in the relay's select).
+    for (const r of rows)
+      expect(messages.find((m) => m.body.id === r.id)?.body).to.deep.equal({
+        id: r.id,
+        type: 'identity.created',
+        createdAt: new Date(r.created_at).toISOString(),
+        workspaceId: ws.id,
+        data: r.data,
+      });
   });
 });

@@ -445,6 +445,10 @@ describe('spine: JetStream publishes (the bus publisher)', () => {
     ).to.equal('no_stream');
   });
 
+  it('fails as refused when the client refuses the subject before sending', async () => {
+    expect(await reasonOf(bus.publish('', {}))).to.equal('refused');
+  });
+
   it('fails as refused when JetStream answers with an error (a full stream that discards new messages)', async () => {
     const name = await stream({ max_msgs: 1, discard: 'new' });
     await bus.publish(`${name}.a`, { n: 1 });

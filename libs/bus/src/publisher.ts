@@ -10,7 +10,8 @@ export interface PubAck {
 /**
  * Why a publish was not acknowledged: `timeout` (no answer in time: the message may or may not be stored),
  * `no_stream` (no stream takes the subject, or JetStream is off), `refused` (JetStream answered with an error,
- * e.g. a full stream), `closed` (the connection closed before the answer).
+ * e.g. a full stream, or the client refused the subject), `closed` (the connection closed, or is draining, before
+ * the answer).
  */
 export class PublishError extends Error {
   constructor(
@@ -71,8 +72,12 @@ export class JetStreamPublisher {
         h?.set('Nats-Msg-Id', opts.msgId as string);
         this.nc.publish(subject, data, { reply: `${this.inbox}.${key}`, headers: h });
       } catch (err) {
+        // nats.js refuses synchronously on a closed or draining connection, or a malformed subject.
         this.pending.delete(key);
-        reject(new PublishError('closed', `publish failed: ${(err as Error).message}`, subject));
+        const gone = this.nc.isClosed() || this.nc.isDraining();
+        reject(
+          new PublishError(gone ? 'closed' : 'refused', `publish failed: ${(err as Error).message}`, subject),
+        );
         return;
       }
       this.sweeper ??= setInterval(() => this.sweep(), 100).unref();

@@ -23,12 +23,14 @@ export interface PollerOptions {
   /** A step threw: the pass ends here and the next tick tries again. */
   onError: (err: unknown) => void;
   /**
-   * How long a kick waits before its pass (default 0). Kicks that arrive meanwhile join the same pass, so under a
-   * stream of kicks the passes are at most one per this many ms, each taking everything that came in between,
-   * instead of one small pass after another (each a transaction of its own). More work already waiting
-   * (`step` said so) still goes round at once.
+   * The least time from the end of one pass to a kicked pass (default 0). A kick after a quiet spell runs at once;
+   * kicks arriving during a pass or within this many ms after it wait out the rest of the gap, and all of them
+   * join that one pass. Under a stream of kicks the passes are thus at most one per gap (plus the pass's own
+   * time), each taking everything that came in between, instead of one small pass after another (each a
+   * transaction of its own). Later kicks never postpone a pass. More work already waiting (`step` said so) still
+   * goes round at once.
    */
-  kickDelayMs?: number;
+  kickGapMs?: number;
 }
 
 export function startPoller(opts: PollerOptions): Poller {
@@ -37,17 +39,23 @@ export function startPoller(opts: PollerOptions): Poller {
   let running: Promise<void> | null = null;
   let again = false;
 
-  const kickDelay = opts.kickDelayMs ?? 0;
+  const gap = opts.kickGapMs ?? 0;
+  /** When the last step ended (performance.now()); a kicked pass starts no sooner than `gap` after it. */
+  let lastEnd = -Infinity;
   const pass = async (): Promise<void> => {
     try {
       let more = false;
       let first = true;
       do {
-        // Going round because of a kick alone: let the kicks of the next kickDelayMs join this round.
-        if (!first && !more && kickDelay > 0) await new Promise((r) => setTimeout(r, kickDelay));
+        // Going round because of a kick alone: let the kicks of the next `gap` ms join this round.
+        if (!first && !more && gap > 0) await new Promise((r) => setTimeout(r, gap));
         first = false;
         again = false;
-        more = await opts.step();
+        try {
+          more = await opts.step();
+        } finally {
+          lastEnd = performance.now();
+        }
       } while ((more || again) && !stopped);
     } catch (err) {
       opts.onError(err);
@@ -80,8 +88,9 @@ export function startPoller(opts: PollerOptions): Poller {
       if (stopped) return;
       if (running) again = true;
       else if (!kicked) {
-        kicked = kickDelay > 0;
-        schedule(kickDelay);
+        const wait = Math.max(0, lastEnd + gap - performance.now());
+        kicked = wait > 0;
+        schedule(wait);
       }
     },
     async stop() {

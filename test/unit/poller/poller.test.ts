@@ -101,38 +101,58 @@ describe('poller', () => {
     expect(g.calls).to.deep.equal([1]);
   });
 
-  it('with kickDelayMs, a stream of kicks makes one pass per delay, never postponed by later kicks', async () => {
-    let passes = 0;
+  /** Starts a poller whose passes record when they ran (performance.now()); resolves after its first pass. */
+  async function passTimes(kickGapMs: number): Promise<number[]> {
+    const at: number[] = [];
     poller = startPoller({
       step: async () => {
-        passes++;
+        at.push(performance.now());
         return false;
       },
       intervalMs: 60_000,
       onError: () => {},
-      kickDelayMs: 40,
+      kickGapMs,
     });
-    await waitFor(() => passes === 1, { what: 'the first pass' });
+    await waitFor(() => at.length === 1, { what: 'the first pass' });
+    return at;
+  }
+
+  it('with kickGapMs, a stream of kicks makes one pass per gap, never postponed by later kicks', async () => {
+    const at = await passTimes(40);
     // 20 kicks 5 ms apart (~100 ms): a debounce would wait for the stream to end; this makes ~3 passes within it.
-    const t0 = Date.now();
-    let firstAfterKicks = 0;
+    const t0 = performance.now();
     for (let i = 0; i < 20; i++) {
       poller.kick();
       await new Promise((r) => setTimeout(r, 5));
-      if (!firstAfterKicks && passes > 1) firstAfterKicks = Date.now() - t0;
     }
+    const streamEnd = performance.now();
     await new Promise((r) => setTimeout(r, 100));
-    expect(firstAfterKicks, 'a pass came during the stream of kicks').to.be.greaterThan(0);
-    expect(passes - 1, 'passes for 20 kicks').to.be.within(1, 5);
-    // A kick while idle waits the delay, then runs.
-    const before = passes;
-    poller.kick();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(passes).to.equal(before);
-    await waitFor(() => passes === before + 1, { what: 'the delayed pass' });
+    const during = at.slice(1);
+    expect(
+      during.filter((t) => t < streamEnd),
+      'a pass came during the stream of kicks',
+    ).to.not.be.empty;
+    expect(during.length, 'passes for 20 kicks').to.be.within(1, 5);
+    for (let i = 1; i < during.length; i++)
+      expect(during[i] - during[i - 1], 'passes at least a gap apart').to.be.at.least(38);
+    expect(during[0]).to.be.greaterThan(t0);
   });
 
-  it('with kickDelayMs, more work said to be waiting still goes round at once', async () => {
+  it('with kickGapMs, a kick after a quiet spell runs at once; a kick right after a pass waits out the gap', async () => {
+    const at = await passTimes(300);
+    await new Promise((r) => setTimeout(r, 350));
+    const quiet = performance.now();
+    poller.kick();
+    await waitFor(() => at.length === 2, { what: 'the pass after a quiet spell' });
+    expect(at[1] - quiet, 'no gap to wait out').to.be.lessThan(150);
+    poller.kick();
+    await new Promise((r) => setTimeout(r, 150));
+    expect(at, 'still inside the gap').to.have.length(2);
+    await waitFor(() => at.length === 3, { what: 'the pass after the gap' });
+    expect(at[2] - at[1], 'the gap was kept').to.be.at.least(295);
+  });
+
+  it('with kickGapMs, more work said to be waiting still goes round at once', async () => {
     let left = 3;
     const at: number[] = [];
     poller = startPoller({
@@ -143,7 +163,7 @@ describe('poller', () => {
       },
       intervalMs: 60_000,
       onError: () => {},
-      kickDelayMs: 1_000,
+      kickGapMs: 1_000,
     });
     await waitFor(() => at.length === 3, { what: 'three rounds', timeoutMs: 500 });
     expect(at[2] - at[0]).to.be.lessThan(900);

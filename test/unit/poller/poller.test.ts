@@ -101,10 +101,13 @@ describe('poller', () => {
     expect(g.calls).to.deep.equal([1]);
   });
 
-  /** Starts a poller whose passes record when they ran (performance.now()); resolves after its first pass. */
-  async function passTimes(kickGapMs: number): Promise<number[]> {
+  /**
+   * Starts a poller whose passes record when they ran (performance.now()); resolves after its first pass with the
+   * times and the poller.
+   */
+  async function passTimes(kickGapMs: number): Promise<{ at: number[]; p: Poller }> {
     const at: number[] = [];
-    poller = startPoller({
+    const p = (poller = startPoller({
       step: async () => {
         at.push(performance.now());
         return false;
@@ -112,17 +115,17 @@ describe('poller', () => {
       intervalMs: 60_000,
       onError: () => {},
       kickGapMs,
-    });
+    }));
     await waitFor(() => at.length === 1, { what: 'the first pass' });
-    return at;
+    return { at, p };
   }
 
   it('with kickGapMs, a stream of kicks makes one pass per gap, never postponed by later kicks', async () => {
-    const at = await passTimes(40);
+    const { at, p } = await passTimes(40);
     // 20 kicks 5 ms apart (~100 ms): a debounce would wait for the stream to end; this makes ~3 passes within it.
     const t0 = performance.now();
     for (let i = 0; i < 20; i++) {
-      poller.kick();
+      p.kick();
       await new Promise((r) => setTimeout(r, 5));
     }
     const streamEnd = performance.now();
@@ -139,13 +142,13 @@ describe('poller', () => {
   });
 
   it('with kickGapMs, a kick after a quiet spell runs at once; a kick right after a pass waits out the gap', async () => {
-    const at = await passTimes(300);
+    const { at, p } = await passTimes(300);
     await new Promise((r) => setTimeout(r, 350));
     const quiet = performance.now();
-    poller.kick();
+    p.kick();
     await waitFor(() => at.length === 2, { what: 'the pass after a quiet spell' });
     expect(at[1] - quiet, 'no gap to wait out').to.be.lessThan(150);
-    poller.kick();
+    p.kick();
     await new Promise((r) => setTimeout(r, 150));
     expect(at, 'still inside the gap').to.have.length(2);
     await waitFor(() => at.length === 3, { what: 'the pass after the gap' });

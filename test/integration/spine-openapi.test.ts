@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { buildApp, type BuiltApp } from '@lectern/api';
+import { NO_RELAY } from '@lectern/events';
 import { call } from '../support/http.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
 
@@ -113,10 +114,7 @@ describe('spine: the OpenAPI document', () => {
   });
 
   it("the check catches a route registered behind the contract's back", () => {
-    const built = buildApp({
-      ...app.rt,
-      relay: { kick() {}, drainOnce: async () => 0, stop: async () => {} },
-    });
+    const built = buildApp({ ...app.rt, relay: NO_RELAY });
     built.api.router.get('/__sneaky/:id', (ctx) => {
       ctx.body = { data: null };
     });

@@ -7,6 +7,7 @@ import { connect, nanos } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { boundQuery, type EntityManager } from '@lectern/db';
 import { buildApp, type BuiltApp } from '@lectern/api';
+import { NO_RELAY } from '@lectern/events';
 import { closeRuntime } from '@lectern/runtime';
 import type { Logger } from '@lectern/log';
 import {
@@ -127,8 +128,7 @@ export async function startCustomApp(
   opts: { log?: Logger } = {},
 ): Promise<CustomApp> {
   const rt = await testRuntime('api', overrides, { log: opts.log });
-  const relay = { kick() {}, drainOnce: async () => 0, stop: async () => {} };
-  const built = buildApp({ ...rt, relay });
+  const built = buildApp({ ...rt, relay: NO_RELAY });
   extend?.(built);
   const server = http.createServer(built.app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

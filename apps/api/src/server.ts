@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import { startRelay, type Relay } from '@lectern/events';
+import { NO_RELAY, startRelay, type Relay } from '@lectern/events';
 import type { ApiDeps } from './deps.js';
 
 export interface ApiServer {
@@ -50,7 +50,7 @@ export async function startApiServer(
 ): Promise<ApiServer> {
   const relay =
     opts.relay === false || deps.cfg.API_OUTBOX_RELAY === false
-      ? { kick() {}, drainOnce: async () => 0, stop: async () => {} }
+      ? NO_RELAY
       : startRelay({ orm: deps.orm, bus: deps.bus, log: deps.log });
   const { app } = buildApp({ ...deps, relay });
   const server = http.createServer(app.callback());

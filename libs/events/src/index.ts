@@ -108,6 +108,9 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
+/** The relay of a process that runs none (API_OUTBOX_RELAY=false, or a test app): kicks go nowhere. */
+export const NO_RELAY: Relay = { kick() {}, drainOnce: async () => 0, stop: async () => {} };
+
 /**
  * The outbox relay: publishes unsent rows to the EVENTS stream at least once, with
  * `Nats-Msg-Id = event id` so a republish after a crash is deduplicated by JetStream.

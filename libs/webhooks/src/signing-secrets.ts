@@ -4,9 +4,8 @@
  * in this process's memory only.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { boundQuery } from '@lectern/db';
+import { Batcher, boundQuery } from '@lectern/db';
 import { decryptSecret } from './secrets.js';
-import { Batcher } from '@lectern/db';
 import { GROUP_COMMIT } from './group-commit.js';
 
 export class SigningSecrets {

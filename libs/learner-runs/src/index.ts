@@ -24,7 +24,19 @@ export {
   type OpenRunPorts,
   type PublishedCourse,
 } from './open-run.js';
-export { applyBatch, retakeRun, MAX_ANSWER_BYTES, type IngestPorts, type RunRef } from './ingest.js';
+export { applyBatch, retakeRun, type IngestPorts, type RunRef } from './ingest.js';
+export {
+  applyEvents,
+  checkEvents,
+  creditedSeconds,
+  judgePass,
+  MAX_ANSWER_BYTES,
+  type RunSnapshot,
+  type BatchEvent,
+  type RunFinish,
+  type BatchOutcome,
+  type Verdicts,
+} from './run-state.js';
 export {
   listCompletions,
   getCompletion,

@@ -1,6 +1,6 @@
 import type QRCodeModule from 'qrcode';
 import type { CertificateRenderInput, ResolvedCertificateTokens } from '@lectern/contracts';
-import type { ChainFont } from './fonts.js';
+import { assertFacesFor, type ChainFont, type FontLibrary } from './fonts.js';
 import { setText, type SetText, type TextStyle } from './text.js';
 
 /** A4 in PDF points. */
@@ -40,6 +40,7 @@ export interface Page {
   doc: PDFKit.PDFDocument;
   input: CertificateRenderInput;
   t: ResolvedCertificateTokens;
+  fonts: FontLibrary;
   QRCode: typeof QRCodeModule;
   dir: 'ltr' | 'rtl';
   /** `start` is the reading edge (left-aligned layout); every other layout centres. */
@@ -57,13 +58,17 @@ export function style(chain: ChainFont[], size: number, color: string, leading =
   return { chain, size, color, leading };
 }
 
-/** Sets text in the page's direction (every text of the page is set here). */
+/**
+ * Sets text in the page's direction. Every text of the page is set here, so this is where a text in a script
+ * whose faces are missing refuses the render (503 naming the package) instead of printing empty boxes.
+ */
 export function set(
   page: Page,
   text: string,
   st: TextStyle,
   opts: { width: number; maxLines?: number; minSize?: number; direction?: 'ltr' | 'rtl' },
 ): SetText {
+  assertFacesFor(page.fonts, text);
   return setText(text, st, { direction: page.dir, ...opts });
 }
 

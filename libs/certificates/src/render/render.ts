@@ -71,6 +71,7 @@ export async function renderCertificate(
     doc,
     input,
     t,
+    fonts: opts.fonts,
     QRCode,
     dir: input.direction,
     align: t.layout === 'left' ? 'start' : 'center',

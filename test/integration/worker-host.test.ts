@@ -159,6 +159,22 @@ describe('the worker host: lectern worker <kind…>, and lectern start with a ki
     expect(none.stderr).to.include('LECTERN_WORKERS');
   });
 
+  it('lectern doctor names a kind that cannot start, with the fix, and exits 1', async () => {
+    const r = await runTs(
+      CLI,
+      ['doctor'],
+      envFor(testConfig(), { CERTIFICATE_FONT_DIR: emptyFonts }),
+      40_000,
+    );
+    expect(r.code, r.stdout).to.equal(1);
+    expect(r.stdout).to.match(
+      /^FAIL certificate worker: cannot start: certificate fonts missing: .*apt-get install/m,
+    );
+    for (const kind of ['webhook', 'csv', 'scorm'])
+      expect(r.stdout).to.match(new RegExp(`^ok +${kind} worker`, 'm'));
+    expect(r.stdout).to.match(/^ok +postgres/m);
+  });
+
   it('lectern start without certificate fonts: the API answers, /readyz names the problem and the fix', async () => {
     const port = await freePort();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'lectern-start-'));

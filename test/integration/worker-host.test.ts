@@ -159,6 +159,26 @@ describe('the worker host: lectern worker <kind…>, and lectern start with a ki
     expect(none.stderr).to.include('LECTERN_WORKERS');
   });
 
+  it("a bad variable of a chosen kind stops the host before it connects; another kind's is not read", async () => {
+    const bad = await runTs(
+      CLI,
+      ['worker', 'scorm'],
+      envFor(testConfig(), { SCORM_PACKAGE_MEDIA_MAX_BYTES: 'lots', NATS_URL: 'nats://127.0.0.1:1' }),
+      40_000,
+    );
+    expect(bad.code, bad.stderr).to.equal(78);
+    expect(bad.stderr).to.include('SCORM_PACKAGE_MEDIA_MAX_BYTES');
+    const port = await freePort();
+    const cli = start(['worker', 'csv'], {
+      SCORM_PACKAGE_MEDIA_MAX_BYTES: 'lots',
+      WORKER_HTTP_PORT: String(port),
+    });
+    const ready = await cli.get<Ready>(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status, cli.output).to.equal(200);
+    expect(ready.body.data!.kinds).to.deep.equal({ csv: { ready: true } });
+    expect(await cli.stop(), cli.output).to.equal(0);
+  });
+
   it('lectern doctor names a kind that cannot start, with the fix, and exits 1', async () => {
     const r = await runTs(
       CLI,

@@ -111,7 +111,7 @@ export interface WorkerKind {
   storage: boolean;
   /**
    * What can be checked without connecting (files it needs, settings it derives); throws with the fix in the
-   * message. `start` runs it too; `lectern doctor` runs it alone.
+   * message. `start` makes the same checks before it connects anything; `lectern doctor` runs this alone.
    */
   preflight(env: Env): void;
   /** Starts it on the host's connections; throws when it cannot (the host reports that as the kind's problem). */

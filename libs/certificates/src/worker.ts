@@ -120,7 +120,7 @@ export interface CertificateWorkerOptions extends CertificateRenderSettings {
 }
 
 /**
- * The certificate worker alone (apps/certificate-worker); `lectern start` runs the same entry through the job
+ * The certificate worker alone (tests, benches); `lectern worker certificate` runs the same entry through the job
  * registry. Its object store is read for job blobs and written with the PDFs.
  */
 export function startCertificateWorker(

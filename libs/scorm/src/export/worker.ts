@@ -288,7 +288,7 @@ export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof S
   };
 }
 
-/** The export worker alone, with its own settings (tests; apps/scorm-worker runs the registry's entries). */
+/** The export worker alone, with its own settings (tests; `lectern worker scorm` runs the registry's entries). */
 export function startScormExportWorker(
   deps: JobWorkerDeps & { storage: Pick<Storage, 'get' | 'putFile'> },
   settings: ScormExportSettings & { concurrency?: number },

@@ -9,7 +9,10 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
     {
       method: 'get',
       path: '/healthz',
+      operationId: 'getLiveness',
       summary: 'Liveness',
+      description:
+        'Answers 200 while the process serves requests; it checks no dependency, so an orchestrator restarts the process only when it is stuck.',
       tags: ['Health'],
       auth: 'public',
       responses: {
@@ -24,7 +27,10 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
     {
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Readiness: PostgreSQL, NATS and the object store reachable',
+      description:
+        'Checks PostgreSQL, NATS and the object store; 503 with the state of each check while any is unreachable, so a load balancer sends no traffic here.',
       tags: ['Health'],
       auth: 'public',
       responses: {

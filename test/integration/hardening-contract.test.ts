@@ -230,8 +230,10 @@ describe('hardening: database errors are logged without SQL values (issue 8, ite
           {
             method: 'get',
             path: '/__test/db-error',
+            operationId: 'getTestDbError',
             summary: 'fails in PostgreSQL with a bound value',
-            tags: ['Test'],
+            description: 'Registered by this test only.',
+            tags: ['Health'],
             responses: { 200: { description: 'never', schema: z.unknown() } },
           },
           async () => {

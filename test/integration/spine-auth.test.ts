@@ -148,13 +148,16 @@ describe('spine: authentication (SPEC "Authentication")', () => {
     before(async () => {
       // The spine has no PATCH route yet; a test route proves the rule for every write verb.
       custom = await startCustomApp({}, ({ api }) => {
+        const verbs = { patch: 'update', put: 'upsert', post: 'create', delete: 'delete' } as const;
         for (const method of ['patch', 'put', 'post', 'delete'] as const) {
           api.route(
             {
               method,
               path: '/__test/scope',
+              operationId: `${verbs[method]}TestScope`,
               summary: 'test',
-              tags: ['Test'],
+              description: 'Registered by this test only.',
+              tags: ['Health'],
               responses: { 200: { description: 'ok', schema: z.unknown() } },
             },
             (ctx) => {

@@ -29,13 +29,29 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
     app = await startCustomApp({}, ({ api, pub }) => {
       const ok = { 200: { description: 'ok', schema: z.unknown() } };
       api.route(
-        { method: 'get', path: '/__test/crash', summary: 'throws', tags: ['Test'], responses: ok },
+        {
+          method: 'get',
+          path: '/__test/crash',
+          operationId: 'getTestCrash',
+          summary: 'throws',
+          description: 'Registered by this test only.',
+          tags: ['Health'],
+          responses: ok,
+        },
         () => {
           throw new Error('boom: secret detail /srv/lectern/app.ts:42');
         },
       );
       api.route(
-        { method: 'get', path: '/__test/crash-async', summary: 'rejects', tags: ['Test'], responses: ok },
+        {
+          method: 'get',
+          path: '/__test/crash-async',
+          operationId: 'getTestCrashAsync',
+          summary: 'rejects',
+          description: 'Registered by this test only.',
+          tags: ['Health'],
+          responses: ok,
+        },
         async () => {
           await Promise.resolve();
           (null as unknown as { x: number }).x = 1;
@@ -45,8 +61,10 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
         {
           method: 'get',
           path: '/__test/public-crash',
+          operationId: 'getTestPublicCrash',
           summary: 'throws',
-          tags: ['Test'],
+          description: 'Registered by this test only.',
+          tags: ['Health'],
           auth: 'public',
           responses: ok,
         },
@@ -58,8 +76,10 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
         {
           method: 'post',
           path: '/__test/small',
+          operationId: 'createTestSmall',
           summary: 'a 1 KiB body limit',
-          tags: ['Test'],
+          description: 'Registered by this test only.',
+          tags: ['Health'],
           body: z.object({ text: z.string() }),
           bodyLimit: 1024,
           responses: ok,
@@ -389,8 +409,10 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
             {
               method: 'get',
               path: '/__test/crash',
+              operationId: 'getTestCrash',
               summary: 'throws',
-              tags: ['Test'],
+              description: 'Registered by this test only.',
+              tags: ['Health'],
               responses: { 200: { description: 'ok', schema: z.unknown() } },
             },
             () => {

@@ -16,8 +16,10 @@ describe('spine: plans over the API (SPEC "Limits")', () => {
         {
           method: 'get',
           path: '/__test/themes-gate',
+          operationId: 'getTestThemesGate',
           summary: 'a Scale feature',
-          tags: ['Test'],
+          description: 'Registered by this test only.',
+          tags: ['Health'],
           responses: { 200: { description: 'ok', schema: z.unknown() } },
         },
         (ctx) => {

@@ -10,7 +10,7 @@ import { metricsRoutes } from './routes/metrics.routes.js';
 import { docsRoutes } from './routes/docs.routes.js';
 import type { RouteDeps } from './deps.js';
 import cors from '@koa/cors';
-import { PLAYER_PREFIX, PLAYER_TAG, playerRoutes } from './routes/player.routes.js';
+import { PLAYER_PREFIX, playerRoutes } from './routes/player.routes.js';
 import { lazyPlayerKeys } from './player-keys.js';
 import { verifyRoutes } from './routes/verify.routes.js';
 import { credentialRoutes } from './routes/credential.routes.js';
@@ -102,20 +102,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
   app.use(errorMiddleware(log));
 
-  const openapi = () =>
-    buildOpenApi(routers, {
-      serverUrl: cfg.PUBLIC_URL,
-      version: VERSION,
-      tags: [
-        {
-          name: PLAYER_TAG,
-          description:
-            'The player surface: the embed page and /player/v1, what a browser player, a headless player or a ' +
-            'tracked SCORM package speaks. No API key: learners are identified by a token the customer signs ' +
-            'with an embed key; each run gets a short-lived run token. See docs/player-api.md.',
-        },
-      ],
-    });
+  const openapi = () => buildOpenApi(routers, { serverUrl: cfg.PUBLIC_URL, version: VERSION });
   healthRoutes(pub, deps);
   metricsRoutes(pub, deps);
   docsRoutes(pub, { prefix: API_PREFIX, document: openapi });

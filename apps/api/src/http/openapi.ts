@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApiRouter } from './router.js';
+import { API_TAGS } from './tags.js';
 
 /**
  * zod puts schemas with a meta id under a local `$defs` and points at them with `#/$defs/…`;
@@ -39,15 +40,18 @@ function toSchema(
 const openApiPath = (p: string) => p.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 /** OpenAPI 3.1 built from the route contracts; a route cannot exist without one. */
-export function buildOpenApi(
-  routers: ApiRouter[],
-  opts: { serverUrl: string; version: string; tags?: { name: string; description: string }[] },
-) {
+export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, unknown> = {};
+  const operationIds = new Map<string, string>();
   for (const r of routers) {
     for (const spec of r.specs) {
       const full = openApiPath(r.prefix + spec.path);
+      const where = `${spec.method.toUpperCase()} ${full}`;
+      const taken = operationIds.get(spec.operationId);
+      // A client generated from the document would get two methods of one name: refuse the document instead.
+      if (taken) throw new Error(`operationId ${spec.operationId} is used by both ${taken} and ${where}`);
+      operationIds.set(spec.operationId, where);
       const params = [...(r.prefix + spec.path).matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
         name: m[1],
         in: 'path',
@@ -64,10 +68,10 @@ export function buildOpenApi(
         }
       }
       const op: Record<string, unknown> = {
+        operationId: spec.operationId,
         summary: spec.summary,
-        tags: spec.tags,
-        operationId: `${spec.method}_${full.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
-        ...(spec.description ? { description: spec.description } : {}),
+        description: spec.description,
+        tags: [...spec.tags],
         ...(params.length ? { parameters: params } : {}),
         security:
           spec.auth === 'public' ? [] : spec.auth === 'runToken' ? [{ runToken: [] }] : [{ bearer: [] }],
@@ -117,7 +121,7 @@ export function buildOpenApi(
         'Course authoring and delivery. Every JSON response has `data` (except GET /me); errors carry `error`, `message` and, for 400, `issues`.',
     },
     servers: [{ url: opts.serverUrl }],
-    ...(opts.tags ? { tags: opts.tags } : {}),
+    tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
     components: {
       schemas,
       securitySchemes: {

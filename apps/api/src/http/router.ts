@@ -4,8 +4,39 @@ import { koaBody, HttpMethodEnum } from 'koa-body';
 import { z } from 'zod';
 import { AppError, inputIssue, issuesFromZod } from '@lectern/errors';
 import type { AuthState } from './auth.js';
+import type { ApiTag } from './tags.js';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+/**
+ * The verbs an operationId may start with. operationIds are a public contract (docs/authoring.md, "Operation
+ * names"): the typed client's methods and the tool server's tools are named after them, so a new verb is a
+ * deliberate addition here, not a spelling chosen per route.
+ */
+export const OPERATION_VERBS = [
+  'list',
+  'get',
+  'create',
+  'update',
+  'delete',
+  'upsert',
+  'import',
+  'export',
+  'add',
+  'move',
+  'remove',
+  'send',
+  'resend',
+  'verify',
+  'open',
+  'report',
+  'retake',
+] as const;
+
+export type OperationVerb = (typeof OPERATION_VERBS)[number];
+
+/** Verb + resource in camelCase (`listCourses`, `importCourseFromScorm`); stable once published. */
+export type OperationId = `${OperationVerb}${Capitalize<string>}`;
 
 export interface ResponseSpec {
   description: string;
@@ -21,9 +52,14 @@ export interface RouteSpec<
 > {
   method: Method;
   path: string;
+  /** The operation's public name: unique across every router, never derived from the path. */
+  operationId: OperationId;
+  /** One line, shown next to the path. */
   summary: string;
-  tags: string[];
-  description?: string;
+  /** The resource the operation belongs to: exactly one tag, declared with its description in tags.ts. */
+  tags: readonly [ApiTag];
+  /** What a caller needs beyond the summary: rules, side effects, the errors worth knowing. */
+  description: string;
   /**
    * 'key' (default): Bearer API key; 'public': no auth (health, docs, verification, run opens);
    * 'runToken': Bearer run token of the Player API (checked by the route itself).

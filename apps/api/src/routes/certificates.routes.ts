@@ -18,7 +18,7 @@ import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
 export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
-  const tags = ['Certificate templates'];
+  const tags = ['Certificate templates'] as const;
   const em = () => deps.orm.em.fork();
   const gate = planGate('certificate_templates');
   const one = z.object({ data: CertificateTemplate });
@@ -28,6 +28,7 @@ export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 
     {
       method: 'get',
       path: '/certificates',
+      operationId: 'listCertificateTemplates',
       summary: 'List certificate templates (newest first)',
       description: scale,
       tags,
@@ -51,6 +52,7 @@ export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 
     {
       method: 'post',
       path: '/certificates',
+      operationId: 'createCertificateTemplate',
       summary: 'Create a certificate template',
       description: `${scale} Tokens are validated (docs/design-tokens.md); omitted tokens take the built-in defaults.`,
       tags,
@@ -70,6 +72,7 @@ export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 
     {
       method: 'get',
       path: '/certificates/:id',
+      operationId: 'getCertificateTemplate',
       summary: 'Get one certificate template',
       description: scale,
       tags,
@@ -89,6 +92,7 @@ export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 
     {
       method: 'patch',
       path: '/certificates/:id',
+      operationId: 'updateCertificateTemplate',
       summary: 'Update a certificate template (tokens replace the design wholesale: send the full object)',
       description: scale,
       tags,
@@ -109,6 +113,7 @@ export function certificateTemplateRoutes(api: ApiRouter, deps: Pick<RouteDeps, 
     {
       method: 'delete',
       path: '/certificates/:id',
+      operationId: 'deleteCertificateTemplate',
       summary: 'Delete a certificate template (courses using it fall back to the built-in design)',
       description: scale,
       tags,

@@ -21,7 +21,7 @@ import {
 import { errorResponses } from './shared.js';
 
 export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
-  const tags = ['Collections'];
+  const tags = ['Collections'] as const;
   const em = () => deps.orm.em.fork();
   const one = z.object({ data: Collection });
 
@@ -29,7 +29,9 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'get',
       path: '/collections',
+      operationId: 'listCollections',
       summary: 'List collections (newest first, unpaged; each with its courses in display order)',
+      description: 'Unpaged; each collection carries its courses in display order.',
       tags,
       responses: {
         200: {
@@ -48,7 +50,9 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'post',
       path: '/collections',
+      operationId: 'createCollection',
       summary: 'Create a collection',
+      description: 'A new collection starts empty; add courses one at a time.',
       tags,
       body: CreateCollection,
       responses: { 201: { description: 'The created (empty) collection', schema: one }, ...errorResponses },
@@ -65,6 +69,7 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'get',
       path: '/collections/:id',
+      operationId: 'getCollection',
       summary: 'Get a collection with its courses in display order',
       description:
         '`courses` holds the Course objects in display order, without `screens` (the content is one GET /courses/:id away).',
@@ -80,7 +85,10 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'patch',
       path: '/collections/:id',
+      operationId: 'updateCollection',
       summary: 'Update name and/or description',
+      description:
+        'Any subset of name and description; the courses and their order are changed through the course operations.',
       tags,
       body: UpdateCollection,
       responses: { 200: { description: 'The collection', schema: one }, ...errorResponses },
@@ -96,7 +104,9 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'delete',
       path: '/collections/:id',
+      operationId: 'deleteCollection',
       summary: 'Delete a collection (its courses stay)',
+      description: 'The courses in it are not touched.',
       tags,
       responses: { 204: { description: 'Deleted', schema: null }, ...errorResponses },
     },
@@ -110,6 +120,7 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'post',
       path: '/collections/:id/courses',
+      operationId: 'addCourseToCollection',
       summary: 'Add a course at the end (201; 200 and no move when it is already in the collection)',
       description:
         'A courseId that is not a course of this workspace is a 400 invalid_request with the path ["courseId"].',
@@ -137,6 +148,7 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'patch',
       path: '/collections/:id/courses/:courseId',
+      operationId: 'moveCourseInCollection',
       summary: 'Move a course one position (direction -1 earlier, 1 later)',
       description:
         'Moving the first course up or the last down changes nothing (200). Any direction other than -1 or 1 is a 400. 404 when the course is not in the collection.',
@@ -161,6 +173,7 @@ export function collectionRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'delete',
       path: '/collections/:id/courses/:courseId',
+      operationId: 'removeCourseFromCollection',
       summary: 'Take a course out of the collection (the course is not deleted)',
       description: '404 when the course is not in the collection.',
       tags,

@@ -16,12 +16,13 @@ import { errorResponses } from './shared.js';
 
 /** Completions and attempts: read-only, recorded by the player (docs/player-api.md). */
 export function completionRoutes(api: ApiRouter, deps: { em: () => EntityManager }) {
-  const tags = ['Completions'];
+  const tags = ['Completions'] as const;
 
   api.route(
     {
       method: 'get',
       path: '/completions',
+      operationId: 'listCompletions',
       summary: 'List runs (newest first by startedAt; by completedAt with completedAfter), paged',
       description: 'Includes runs in progress. Answers are only on the single-run endpoint.',
       tags,
@@ -50,7 +51,10 @@ export function completionRoutes(api: ApiRouter, deps: { em: () => EntityManager
     {
       method: 'get',
       path: '/completions/:id',
+      operationId: 'getCompletion',
       summary: 'One run, with its answers',
+      description:
+        'The run with its answers; 404 when it is not in this workspace. Any plan; read-only keys may read.',
       tags,
       responses: {
         200: { description: 'The completion', schema: z.object({ data: CompletionWithAnswers }) },
@@ -66,7 +70,9 @@ export function completionRoutes(api: ApiRouter, deps: { em: () => EntityManager
     {
       method: 'get',
       path: '/completions/:id/attempts',
+      operationId: 'listCompletionAttempts',
       summary: 'The finishes of one run, newest first, paged',
+      description: 'One entry per finished pass, so a retake keeps the earlier results.',
       tags,
       query: PagingQuery,
       responses: {

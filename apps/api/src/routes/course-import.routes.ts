@@ -29,6 +29,7 @@ export function courseImportRoutes(
     {
       method: 'post',
       path: '/courses/import/csv',
+      operationId: 'importCourseFromCsv',
       summary: 'Import a draft course from a CSV file',
       description:
         'Raw CSV body with `Content-Type: text/csv` (UTF-8 with or without BOM, or Windows-1252; `,` `;` or tab; format in docs/csv-import.md). ' +

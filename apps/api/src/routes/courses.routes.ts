@@ -16,7 +16,7 @@ import { errorResponses } from './shared.js';
 const COURSE_BODY_LIMIT = 8 * 1024 * 1024;
 
 export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg' | 'relay'>) {
-  const tags = ['Courses'];
+  const tags = ['Courses'] as const;
   const em = () => deps.orm.em.fork();
   const one = z.object({ data: Course });
 
@@ -24,7 +24,9 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'get',
       path: '/courses',
+      operationId: 'listCourses',
       summary: 'List courses (newest first, unpaged)',
+      description: 'Every course of the workspace, drafts and published, with their screens.',
       tags,
       responses: {
         200: { description: 'Every course of the workspace', schema: z.object({ data: z.array(Course) }) },
@@ -40,6 +42,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'post',
       path: '/courses',
+      operationId: 'createCourse',
       summary: 'Create a draft course',
       description:
         'Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, passingScore/themeId/certificateId null, screens and customFonts []. ' +
@@ -65,7 +68,9 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'get',
       path: '/courses/:id',
+      operationId: 'getCourse',
       summary: 'Get one course',
+      description: 'The course as stored, screens and blocks included; 404 when it is not in this workspace.',
       tags,
       responses: { 200: { description: 'The course', schema: one }, ...errorResponses },
     },
@@ -78,6 +83,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'patch',
       path: '/courses/:id',
+      operationId: 'updateCourse',
       summary: 'Update a course (screens replace the whole array; status publishes/unpublishes)',
       description:
         'A real status transition emits course.published / course.unpublished with embedUrl; sending the status the course already has emits nothing. ' +
@@ -110,6 +116,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'delete',
       path: '/courses/:id',
+      operationId: 'deleteCourse',
       summary: 'Delete a course (it leaves every collection; its translations go with it)',
       description: 'Deleting a published course emits course.unpublished (its embed link goes offline).',
       tags,

@@ -104,6 +104,7 @@ export function credentialRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | '
     {
       method: 'get',
       path: '/verify/:serial/credential.json',
+      operationId: 'getCertificateCredential',
       summary: 'The certificate as an Open Badges 3.0 credential (JSON)',
       description:
         'No key needed; any spelling of the serial; same per-address lookup limit as /verify/:serial. ' +
@@ -127,6 +128,7 @@ export function credentialRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | '
     {
       method: 'get',
       path: '/verify/:serial/credential.jwt',
+      operationId: 'getCertificateCredentialJwt',
       summary: 'The certificate as an Open Badges 3.0 credential (compact JWS, application/vc+jwt)',
       description:
         'The same signed credential as credential.json, as the bare compact JWS a wallet or verifier takes. ' +
@@ -150,6 +152,7 @@ export function credentialRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | '
     {
       method: 'get',
       path: '/issuers/:workspaceId',
+      operationId: 'getIssuerProfile',
       summary: 'An issuer profile: the workspace name and the public keys of its credentials',
       description:
         'The Open Badges 3.0 `Profile` named as `issuer.id` in every credential of the workspace. ' +

@@ -14,7 +14,10 @@ export function docsRoutes(pub: ApiRouter, opts: { prefix: string; document: () 
     {
       method: 'get',
       path: `${opts.prefix}/openapi.json`,
+      operationId: 'getOpenApiDocument',
       summary: 'This OpenAPI 3.1 document',
+      description:
+        'Built from the route contracts, the same ones that validate requests, so it cannot drift from what the service answers. Every operation has a stable operationId (docs/authoring.md, "Operation names").',
       tags: ['Docs'],
       auth: 'public',
       responses: { 200: { description: 'OpenAPI document', schema: z.record(z.string(), z.unknown()) } },
@@ -28,7 +31,10 @@ export function docsRoutes(pub: ApiRouter, opts: { prefix: string; document: () 
     {
       method: 'get',
       path: `${opts.prefix}/docs`,
+      operationId: 'getApiReference',
       summary: 'Readable API reference',
+      description:
+        'An HTML page that loads openapi.json and lists the operations by tag, each with its contract.',
       tags: ['Docs'],
       auth: 'public',
       responses: { 200: { description: 'HTML page', contentType: 'text/html' } },

@@ -7,13 +7,16 @@ import { errorResponses } from './shared.js';
 
 /** Embed keys: the secrets that sign learner identity tokens (docs/player-api.md). Every plan. */
 export function embedKeyRoutes(api: ApiRouter, deps: { em: () => EntityManager; secrets: () => SecretBox }) {
-  const tags = ['Embed keys'];
+  const tags = ['Embed keys'] as const;
 
   api.route(
     {
       method: 'post',
       path: '/embed-keys',
+      operationId: 'createEmbedKey',
       summary: 'Create an embed key (the secret is shown once)',
+      description:
+        'Your backend signs identity tokens with the secret (docs/player-api.md). The secret is in this answer only; it is stored encrypted.',
       tags,
       body: CreateEmbedKey,
       responses: {
@@ -37,7 +40,9 @@ export function embedKeyRoutes(api: ApiRouter, deps: { em: () => EntityManager; 
     {
       method: 'get',
       path: '/embed-keys',
+      operationId: 'listEmbedKeys',
       summary: 'List live embed keys (newest first, without secrets)',
+      description: 'Secrets are never listed.',
       tags,
       responses: {
         200: { description: 'Every live key', schema: z.object({ data: z.array(EmbedKey) }) },
@@ -53,7 +58,9 @@ export function embedKeyRoutes(api: ApiRouter, deps: { em: () => EntityManager; 
     {
       method: 'delete',
       path: '/embed-keys/:id',
+      operationId: 'deleteEmbedKey',
       summary: 'Delete an embed key: tokens signed with it are refused from now on',
+      description: 'Tokens signed with the key are refused from that moment on, on every server.',
       tags,
       responses: { 204: { description: 'Deleted', schema: null }, ...errorResponses },
     },

@@ -17,7 +17,10 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
     {
       method: 'get',
       path: '/healthz',
+      operationId: 'getLiveness',
       summary: 'Liveness',
+      description:
+        'Answers 200 while the process serves requests; it checks no dependency, so an orchestrator restarts the process only when it is stuck.',
       tags: ['Health'],
       auth: 'public',
       responses: {
@@ -32,7 +35,10 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
     {
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Readiness: PostgreSQL, NATS and the object store reachable, hosted worker kinds started',
+      description:
+        'Checks PostgreSQL, NATS and the object store, and the worker kinds this process hosts (`lectern start`); 503 with the state of each check while any is unreachable or a hosted kind could not start (with the fix), so a load balancer sends no traffic here. A kind that runs but cannot do everything lists `warnings`.',
       tags: ['Health'],
       auth: 'public',
       responses: {

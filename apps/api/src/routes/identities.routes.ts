@@ -24,14 +24,16 @@ import {
 import { errorResponses } from './shared.js';
 
 export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'relay'>) {
-  const tags = ['Identities'];
+  const tags = ['Identities'] as const;
   const em = () => deps.orm.em.fork();
 
   api.route(
     {
       method: 'get',
       path: '/identities',
+      operationId: 'listIdentities',
       summary: 'Search identities (newest first, paged)',
+      description: 'search matches externalId, name or email; limit and offset page the result.',
       tags,
       query: IdentitySearchQuery,
       responses: {
@@ -57,7 +59,10 @@ export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 're
     {
       method: 'post',
       path: '/identities',
+      operationId: 'upsertIdentity',
       summary: 'Upsert an identity by externalId (201 on first creation, 200 after)',
+      description:
+        'Creates the identity the first time its externalId is seen (201), else updates its name and email (200). Creating one emits identity.created.',
       tags,
       body: UpsertIdentity,
       responses: {
@@ -78,7 +83,10 @@ export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 're
     {
       method: 'post',
       path: '/identities/bulk',
+      operationId: 'upsertIdentitiesInBulk',
       summary: 'Upsert up to 500 identities (201 when any was created)',
+      description:
+        'The same upsert as for one identity, for up to 500 in one request; the answer counts created and updated and lists every identity.',
       tags,
       body: BulkUpsertIdentities,
       responses: {
@@ -106,7 +114,10 @@ export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 're
     {
       method: 'delete',
       path: '/identities/bulk',
+      operationId: 'deleteIdentitiesInBulk',
       summary: 'Delete up to 500 identities by externalIds and/or ids (keys in the body)',
+      description:
+        'The keys travel in the body: up to 500 externalIds and/or ids. Keys that match nothing are not an error; the answer says what was removed.',
       tags,
       body: BulkDeleteIdentities,
       responses: {
@@ -123,7 +134,9 @@ export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 're
     {
       method: 'get',
       path: '/identities/:id',
+      operationId: 'getIdentity',
       summary: 'Get one identity',
+      description: '404 when no identity of this workspace has this id.',
       tags,
       responses: {
         200: { description: 'The identity', schema: z.object({ data: Identity }) },
@@ -139,7 +152,9 @@ export function identityRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 're
     {
       method: 'delete',
       path: '/identities/:id',
+      operationId: 'deleteIdentity',
       summary: 'Delete one identity',
+      description: '404 when no identity of this workspace has this id.',
       tags,
       responses: { 204: { description: 'Deleted', schema: null }, ...errorResponses },
     },

@@ -22,14 +22,16 @@ export function issuedCertificateRoutes(
   api: ApiRouter,
   deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'log' | 'cfg'>,
 ) {
-  const tags = ['Issued certificates'];
+  const tags = ['Issued certificates'] as const;
   const em = () => deps.orm.em.fork();
 
   api.route(
     {
       method: 'get',
       path: '/issued-certificates',
+      operationId: 'listIssuedCertificates',
       summary: 'List issued certificates (newest first, paged)',
+      description: 'Every certificate issued in the workspace; limit and offset page the result.',
       tags,
       query: IssuedCertificatesQuery,
       responses: {
@@ -55,6 +57,7 @@ export function issuedCertificateRoutes(
     {
       method: 'get',
       path: '/issued-certificates/:serial',
+      operationId: 'getIssuedCertificate',
       summary: 'Get one issued certificate by serial (any case, dashes optional)',
       description:
         "Serial lookup ignores case and dashes: `lc7kqmw3xd9tpa` finds `LC-7KQM-W3XD-9TPA`. Scoped to the caller's workspace; an unknown serial, or one of another workspace, is 404 `not_found`.",
@@ -74,6 +77,7 @@ export function issuedCertificateRoutes(
     {
       method: 'get',
       path: '/issued-certificates/:serial/pdf',
+      operationId: 'getIssuedCertificatePdf',
       summary: 'Download the PDF of an issued certificate',
       description:
         'The PDF as issued (stored at issue; later template edits do not change it). Same serial rules as GET /issued-certificates/:serial.',

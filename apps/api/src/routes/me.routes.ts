@@ -7,7 +7,10 @@ export function meRoutes(api: ApiRouter) {
     {
       method: 'get',
       path: '/me',
+      operationId: 'getWorkspace',
       summary: 'Workspace info for the calling key (not wrapped in data)',
+      description:
+        'The workspace id, name and plan of the key in the Authorization header; a quick way to check a key. The body is not wrapped in data.',
       tags: ['Workspace'],
       responses: { 200: { description: 'Workspace info', schema: Me }, ...errorResponses },
     },

@@ -26,6 +26,7 @@ export function metricsRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'cfg' | 'orm
     {
       method: 'get',
       path: '/metrics',
+      operationId: 'getMetrics',
       summary: 'Prometheus metrics of this process',
       description:
         'Prometheus text exposition format. When METRICS_TOKEN is configured, requires ' +

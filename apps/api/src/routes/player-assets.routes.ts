@@ -42,6 +42,7 @@ export function playerAssetRoutes(pub: ApiRouter, assets: () => PlayerAssets | n
     {
       method: 'get',
       path: `${PLAYER_ASSETS_PATH}/:name`,
+      operationId: 'getPlayerAsset',
       summary: 'The player bundle (script and stylesheet) the embed page loads',
       description:
         'Content-hashed file names, so a response never changes: `Cache-Control: public, max-age=31536000, immutable`.',

@@ -107,13 +107,14 @@ export function certificateFileName(courseTitle: string, serial: string): string
  * CORS for any origin — set in app.ts). Decisions: docs/player-api.md.
  */
 export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDeps) {
-  const tags = [PLAYER_TAG];
+  const tags = [PLAYER_TAG] as const;
   const playerApiBase = `${deps.publicUrl}${PLAYER_PREFIX}`;
 
   embed.route(
     {
       method: 'get',
       path: '/:courseId',
+      operationId: 'getEmbedPage',
       summary: 'The embed page of a published course (HTML that boots the player)',
       description:
         'Answers 200 with the player page for a published course; 404 (identical for a draft, unknown or ' +
@@ -171,6 +172,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     {
       method: 'post',
       path: '/runs',
+      operationId: 'openRun',
       summary: 'Open or resume the run of a learner (201 new, 200 resumed)',
       description:
         'Counts one course view and emits course.viewed (and identity.created for a learner seen the first ' +
@@ -207,6 +209,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     {
       method: 'post',
       path: '/runs/:completionId/events',
+      operationId: 'reportRunEvents',
       summary: 'Report a batch of screen changes, answers and time',
       description:
         'Up to 100 events. A repeated batchId answers as the first time and applies nothing. Arriving at the ' +
@@ -240,6 +243,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     {
       method: 'post',
       path: '/runs/:completionId/retake',
+      operationId: 'retakeRun',
       summary: 'Start a new pass of a finished run',
       description:
         'Clears answers and position; the run stays `completed` with its last result until the next finish. ' +
@@ -270,6 +274,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     {
       method: 'get',
       path: '/runs/:completionId/certificate',
+      operationId: 'getRunCertificate',
       summary: 'Download the certificate of a finished, passing run (the first download issues it)',
       description:
         'The run token goes in `Authorization: Bearer <runToken>` or, so the download works as a plain link, in ' +

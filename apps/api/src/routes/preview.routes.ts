@@ -84,6 +84,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
     {
       method: 'post',
       path: '/courses/:id/preview',
+      operationId: 'createCoursePreviewLink',
       summary: 'A short-lived link that shows the course as stored (drafts too) in the player',
       description:
         'Answers 200 with `url` (`/preview/:courseId?token=…`, no API key needed) and `expiresAt` (15 minutes). ' +
@@ -118,6 +119,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
     {
       method: 'get',
       path: `${PREVIEW_PATH}/:courseId`,
+      operationId: 'getPreviewPage',
       summary: "An author's preview page (HTML that boots the player in preview mode)",
       description:
         'Opened through the link `POST /api/v1/courses/:id/preview` returns. 401 for an expired, forged or ' +

@@ -22,6 +22,7 @@ export function scormExportRoutes(
     {
       method: 'get',
       path: '/courses/:id/scorm',
+      operationId: 'exportCourseToScorm',
       summary: 'Export a course as a SCORM package (zip)',
       description:
         'Scale plan or higher (403 plan_required otherwise). A single-SCO package with the player, the course ' +

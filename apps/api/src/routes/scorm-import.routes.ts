@@ -24,6 +24,7 @@ export function scormImportRoutes(
     {
       method: 'post',
       path: '/courses/import/scorm',
+      operationId: 'importCourseFromScorm',
       summary: 'Import a draft course from a SCORM package',
       description:
         'Raw zip body with `Content-Type: application/zip` (or `application/x-zip-compressed`), SCORM 1.2 or 2004. ' +

@@ -7,7 +7,7 @@ import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
 export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
-  const tags = ['Themes'];
+  const tags = ['Themes'] as const;
   const em = () => deps.orm.em.fork();
   const gate = planGate('themes');
   const one = z.object({ data: Theme });
@@ -17,6 +17,7 @@ export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'get',
       path: '/themes',
+      operationId: 'listThemes',
       summary: 'List themes (newest first)',
       description: scale,
       tags,
@@ -35,6 +36,7 @@ export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'post',
       path: '/themes',
+      operationId: 'createTheme',
       summary: 'Create a theme',
       description: `${scale} Tokens are validated (docs/design-tokens.md); unknown token keys are a 400.`,
       tags,
@@ -54,6 +56,7 @@ export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'get',
       path: '/themes/:id',
+      operationId: 'getTheme',
       summary: 'Get one theme',
       description: scale,
       tags,
@@ -69,6 +72,7 @@ export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'patch',
       path: '/themes/:id',
+      operationId: 'updateTheme',
       summary: 'Update a theme (any subset of name, tokens, customFonts; tokens replace the stored tokens)',
       description: scale,
       tags,
@@ -87,6 +91,7 @@ export function themeRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
     {
       method: 'delete',
       path: '/themes/:id',
+      operationId: 'deleteTheme',
       summary: 'Delete a theme (courses using it fall back to no theme)',
       description: scale,
       tags,

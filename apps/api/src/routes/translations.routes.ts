@@ -14,7 +14,7 @@ import { planGate } from '../http/plan-gate.js';
 import { errorResponses } from './shared.js';
 
 export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) {
-  const tags = ['Translations'];
+  const tags = ['Translations'] as const;
   const em = () => deps.orm.em.fork();
   const gate = planGate('translations');
   const one = z.object({ data: Translation });
@@ -24,6 +24,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'get',
       path: '/courses/:id/translatable',
+      operationId: 'getTranslatableTexts',
       summary: 'The source language and every translatable text of a course',
       description: `${scale} Paths: title, s:<screenId>.title, s:<screenId>.b:<blockId>.<field> (docs/blocks.md "Translation paths").`,
       tags,
@@ -42,6 +43,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'get',
       path: '/courses/:id/translations',
+      operationId: 'listTranslations',
       summary: 'Every locale translated for the course (by locale tag)',
       description: scale,
       tags,
@@ -60,6 +62,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'post',
       path: '/courses/:id/translations',
+      operationId: 'createTranslation',
       summary: 'Add a new, empty locale',
       description: `${scale} locale must be a BCP-47 tag (stored canonical) other than the course's own; 409 conflict when the locale exists.`,
       tags,
@@ -94,6 +97,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'get',
       path: '/courses/:id/translations/:translationId',
+      operationId: 'getTranslation',
       summary: "One locale's translated fields",
       description: scale,
       tags,
@@ -116,6 +120,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'patch',
       path: '/courses/:id/translations/:translationId',
+      operationId: 'updateTranslation',
       summary: 'Merge translated texts (an empty string clears a path back to the source text)',
       description: `${scale} An unknown path is a 400 with the path ["content", <path>].`,
       tags,
@@ -140,6 +145,7 @@ export function translationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm'>) 
     {
       method: 'delete',
       path: '/courses/:id/translations/:translationId',
+      operationId: 'deleteTranslation',
       summary: 'Delete a locale',
       description: scale,
       tags,

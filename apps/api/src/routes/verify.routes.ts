@@ -47,6 +47,7 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     {
       method: 'get',
       path: '/verify/:serial',
+      operationId: 'verifyCertificate',
       summary: 'Public certificate verification (HTML, or JSON with Accept: application/json)',
       description:
         'No key needed. Case and dashes in the serial are ignored. The score is shown only when the certificate design prints it. ' +

@@ -35,7 +35,7 @@ import {
 import { errorResponses } from './shared.js';
 
 export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'cfg'>) {
-  const tags = ['Webhooks'];
+  const tags = ['Webhooks'] as const;
   const em = () => deps.orm.em.fork();
   let key: Buffer | undefined;
   const policy: EndpointPolicy = {
@@ -48,7 +48,10 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'get',
       path: '/webhooks',
+      operationId: 'listWebhookEndpoints',
       summary: 'List webhook endpoints (oldest first)',
+      description:
+        'Unpaged. Signing secrets are never listed: they are shown once, when the endpoint is created.',
       tags,
       responses: {
         200: {
@@ -67,6 +70,7 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'post',
       path: '/webhooks',
+      operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint; the response carries signingSecret, shown this once only',
       description:
         'The url must be an absolute http(s) URL whose host is not, and does not resolve to, a loopback, private, link-local or metadata address (400 with path ["url"]). isActive defaults to true; an endpoint created with isActive: false receives nothing until it is set to true.',
@@ -96,7 +100,9 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'get',
       path: '/webhooks/:id',
+      operationId: 'getWebhookEndpoint',
       summary: 'Get one webhook endpoint (never its secret)',
+      description: 'The signing secret is never shown again after creation.',
       tags,
       responses: {
         200: { description: 'The endpoint', schema: z.object({ data: WebhookEndpoint }) },
@@ -114,8 +120,10 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'patch',
       path: '/webhooks/:id',
-      summary:
-        'Update name, url, eventTypes or isActive; deactivating cancels pending deliveries, re-activating clears disabledReason and disabledAt',
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Update name, url, eventTypes or isActive of a webhook endpoint',
+      description:
+        'Deactivating (isActive: false) cancels pending deliveries; re-activating clears disabledReason and disabledAt. A new url follows the same rules as on creation.',
       tags,
       body: UpdateWebhook,
       responses: {
@@ -139,7 +147,9 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'delete',
       path: '/webhooks/:id',
+      operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint and its delivery log; nothing more is sent to it',
+      description: '404 when the endpoint is not in this workspace.',
       tags,
       responses: { 204: { description: 'Deleted', schema: null }, ...errorResponses },
     },
@@ -153,7 +163,9 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'get',
       path: '/webhooks/:id/deliveries',
+      operationId: 'listWebhookDeliveries',
       summary: 'The delivery log of an endpoint: newest first, paged, filtered by status and eventType',
+      description: 'Filter by status and eventType; limit and offset page the result.',
       tags,
       query: DeliveryListQuery,
       responses: {
@@ -180,8 +192,11 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'get',
       path: '/webhooks/:id/deliveries/:deliveryId',
+      operationId: 'getWebhookDelivery',
       summary:
         'One delivery with the exact body sent and every attempt (status, error, latency, first 2 KB of the response)',
+      description:
+        'Includes the exact body sent and every attempt: status, error, latency and the first 2 KB of the response.',
       tags,
       responses: {
         200: { description: 'The delivery', schema: z.object({ data: WebhookDeliveryDetail }) },
@@ -203,8 +218,11 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'post',
       path: '/webhooks/:id/deliveries/:deliveryId/resend',
+      operationId: 'resendWebhookDelivery',
       summary:
         "Send a delivery again (same body, same X-Service-Delivery) to the endpoint's current URL, whatever its state",
+      description:
+        "The same body and the same X-Service-Delivery, so a receiver that dedupes on it sees a repeat. Sent to the current URL whatever the delivery's state; 409 when the endpoint is inactive.",
       tags,
       responses: {
         202: {
@@ -232,7 +250,10 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
     {
       method: 'post',
       path: '/webhooks/:id/test',
+      operationId: 'sendWebhookTestEvent',
       summary: 'Send a signed sample event to the endpoint (one attempt, listed in its delivery log)',
+      description:
+        'A signed sample event, delivered once (no retries) and listed in the delivery log like any other; 409 when the endpoint is inactive.',
       tags,
       body: TestWebhook,
       responses: {

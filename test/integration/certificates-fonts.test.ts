@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from '@lectern/config';
@@ -9,8 +9,6 @@ import type { CertificateRenderInput, CertificateTokens, OpenRunResult } from '@
 import type { JobWorkerHandle } from '@lectern/jobs';
 import {
   CERTIFICATE_WORKER_ENV,
-  DEFAULT_FONT_DIR,
-  FONT_FILES,
   certificateRenderSettings,
   lazyFontLibrary,
   loadFontLibrary,
@@ -18,9 +16,8 @@ import {
   renderCertificate,
   startCertificateWorker,
   type FontLibrary,
-  type FontScript,
 } from '@lectern/certificates';
-import { pdfText } from '../support/certificates.js';
+import { fontDir, pdfText } from '../support/certificates.js';
 import { makeWorkspace } from '../support/context.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
 import { createEmbedKey, playerApi, publishedCourse, signIdentity } from '../support/player.js';
@@ -39,19 +36,6 @@ const base: CertificateRenderInput = {
   tokens: { eyebrow: 'Certificate of achievement', showScore: true },
 };
 const NO_CJK = 'fonts-noto-cjk is not installed on the certificate worker: apt-get install fonts-noto-cjk';
-
-/** A font folder with the real faces (symlinks to the system's) of `scripts` only, in the Debian layout. */
-async function fontDir(root: string, name: string, scripts: FontScript[]): Promise<string> {
-  const dir = path.join(root, name);
-  await mkdir(dir, { recursive: true });
-  for (const script of scripts) {
-    for (const rel of Object.values(FONT_FILES[script])) {
-      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-      await symlink(path.join(DEFAULT_FONT_DIR, rel), path.join(dir, rel));
-    }
-  }
-  return dir;
-}
 
 async function refusal(p: Promise<unknown>): Promise<AppError> {
   const err = await p.then(

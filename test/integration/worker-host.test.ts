@@ -12,6 +12,7 @@ import {
   type TestApp,
   type TestWorkspace,
 } from '../support/context.js';
+import { fontDir } from '../support/certificates.js';
 import { waitFor } from '../support/http.js';
 import { csvText, importCsv } from '../support/csv.js';
 import { REPO_ROOT, envFor, runTs } from '../support/spine.js';
@@ -29,6 +30,7 @@ interface Ready {
 interface Kind {
   ready: boolean;
   problem?: string;
+  warnings?: string[];
 }
 
 /** A port nothing listens on now (the child binds it a moment later). */
@@ -144,6 +146,27 @@ describe('the worker host: lectern worker <kind…>, and lectern start with a ki
     const res = await importCsv(app.base, ws.key, csv(), { title: 'Still imported' });
     expect(res.status, `${res.text}\n${cli.output}`).to.equal(201);
     expect(await cli.stop(), cli.output).to.equal(0);
+  });
+
+  it('a certificate worker without the CJK fonts runs, ready, and names the missing package in /readyz and doctor', async () => {
+    const latinOnly = await fontDir(emptyFonts, 'latin-only', ['latin', 'arabic', 'hebrew']);
+    const port = await freePort();
+    const cli = start(['worker', 'certificate'], {
+      CERTIFICATE_FONT_DIR: latinOnly,
+      WORKER_HTTP_PORT: String(port),
+      LOG_LEVEL: 'warn',
+    });
+    const ready = await cli.get<Ready>(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status, cli.output).to.equal(200);
+    const kind = ready.body.data!.kinds!.certificate;
+    expect(kind.ready).to.equal(true);
+    expect(kind.warnings).to.have.length(1);
+    expect(kind.warnings![0]).to.include('fonts-noto-cjk is not installed').and.include('answer 503');
+    expect(await cli.stop(), cli.output).to.equal(0);
+    expect(cli.output).to.include('apt-get install fonts-noto-cjk');
+
+    const r = await runTs(CLI, ['doctor'], envFor(testConfig(), { CERTIFICATE_FONT_DIR: latinOnly }), 40_000);
+    expect(r.stdout).to.match(/^ok +certificate worker: can start; but fonts-noto-cjk is not installed/m);
   });
 
   it('an unknown kind exits non-zero naming the known ones, before connecting to anything', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,15 +9,31 @@ import { parseEnv } from '@lectern/config';
 import { upsertIdentities } from '@lectern/identities';
 import {
   CERTIFICATE_WORKER_ENV,
+  DEFAULT_FONT_DIR,
+  FONT_FILES,
   certificateRenderSettings,
   issueCertificate,
   startCertificateWorker,
   type CertificateSubject,
+  type FontScript,
   type IssueOutcome,
 } from '@lectern/certificates';
 import { makeWorkspace, startTestApp, type TestApp } from './context.js';
 
 const run = promisify(execFile);
+
+/** A font folder with the real faces (symlinks to the system's) of `scripts` only, in the Debian layout. */
+export async function fontDir(root: string, name: string, scripts: FontScript[]): Promise<string> {
+  const dir = path.join(root, name);
+  await mkdir(dir, { recursive: true });
+  for (const script of scripts) {
+    for (const rel of Object.values(FONT_FILES[script])) {
+      await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+      await symlink(path.join(DEFAULT_FONT_DIR, rel), path.join(dir, rel));
+    }
+  }
+  return dir;
+}
 
 /** `pdftotext` of a PDF (poppler-utils, installed by .ci/run), layout kept. */
 export async function pdfText(pdf: Buffer): Promise<string> {

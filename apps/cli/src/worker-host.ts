@@ -41,7 +41,9 @@ export async function startKinds(
   for (const kind of kinds) {
     try {
       running.push(await kind.start(env, deps));
-      state[kind.name] = { ready: true };
+      const warnings = kind.warnings?.(env) ?? [];
+      state[kind.name] = warnings.length ? { ready: true, warnings } : { ready: true };
+      for (const w of warnings) deps.log.warn({ kind: kind.name }, `worker kind "${kind.name}": ${w}`);
     } catch (err) {
       const problem = (err as Error)?.message || String(err);
       state[kind.name] = { ready: false, problem };

@@ -23,6 +23,7 @@ import {
   CERTIFICATE_WORKER_ENV,
   certificateRenderJob,
   certificateRenderSettings,
+  missingFonts,
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
 import { WebhookEnv, ensureWebhookSecretKey, startWebhookWorker } from '@lectern/webhooks';
@@ -114,6 +115,11 @@ export interface WorkerKind {
    * message. `start` makes the same checks before it connects anything; `lectern doctor` runs this alone.
    */
   preflight(env: Env): void;
+  /**
+   * What this kind would run without (it still starts), each with the fix: shown in /readyz, the start log and
+   * `lectern doctor`. Checked without connecting.
+   */
+  warnings?(env: Env): string[];
   /** Starts it on the host's connections; throws when it cannot (the host reports that as the kind's problem). */
   start(env: Env, deps: WorkerKindDeps): Promise<RunningWorkerKind>;
 }
@@ -147,6 +153,17 @@ function jobHost(name: WorkerKindName, description: string): WorkerKind {
   };
 }
 
+/** A script whose faces are missing: certificates that need it answer 503 naming the package; the rest render. */
+function certificateFontWarnings(dir: string): string[] {
+  return missingFonts(dir)
+    .filter((m) => m.script !== 'latin')
+    .map(
+      (m) =>
+        `${m.package} is not installed (no ${m.script} faces in ${dir}): certificates that need them answer 503; ` +
+        `apt-get install ${m.package}, then restart the worker`,
+    );
+}
+
 const notOpen = (): never => {
   throw new Error('the object store is not open in a preflight');
 };
@@ -174,7 +191,10 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
     },
   },
   csv: jobHost('csv', 'CSV course imports (csv.import)'),
-  certificate: jobHost('certificate', 'certificate PDFs (certificate.render, pdfkit and the Noto fonts)'),
+  certificate: {
+    ...jobHost('certificate', 'certificate PDFs (certificate.render, pdfkit and the Noto fonts)'),
+    warnings: (env) => certificateFontWarnings(parseEnv(CERTIFICATE_WORKER_ENV, env).CERTIFICATE_FONT_DIR),
+  },
   scorm: jobHost('scorm', 'SCORM export and import (scorm.export, scorm.import)'),
 };
 

@@ -4,10 +4,15 @@ import type { Storage } from '@lectern/storage';
 
 export type ReadinessCheck = 'postgres' | 'nats' | 'objectStore';
 
-/** How one worker kind of the process stands: `problem` says why it could not start, and the fix. */
+/**
+ * How one worker kind of the process stands: `problem` says why it could not start, and the fix; `warnings` what a
+ * kind that runs cannot do (it stays ready: everything else it does works).
+ */
 export interface KindReadiness {
   ready: boolean;
   problem?: string;
+  /** What a running kind cannot do, with the fix (e.g. a script whose certificate fonts are missing). */
+  warnings?: string[];
 }
 
 export interface Readiness {

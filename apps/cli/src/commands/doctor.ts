@@ -49,8 +49,10 @@ export async function doctorCommand(): Promise<number> {
 function checkWorkerKinds(line: Line): void {
   for (const name of WORKER_KIND_NAMES) {
     try {
-      WORKER_KINDS[name].preflight(process.env);
-      line(true, `${name} worker`, 'can start');
+      const kind = WORKER_KINDS[name];
+      kind.preflight(process.env);
+      const warnings = kind.warnings?.(process.env) ?? [];
+      line(true, `${name} worker`, warnings.length ? `can start; but ${warnings.join('; ')}` : 'can start');
     } catch (err) {
       line(
         false,

@@ -1,10 +1,11 @@
 import { BaseEnv, BusEnv, DbEnv, MetricsEnv, WorkerEnv, parseEnv } from '@lectern/config';
 import { closeRuntime, createRuntime, onShutdown, startWorkerHttp } from '@lectern/runtime';
-import { WebhookEnv, ensureWebhookSecretKey, startWebhookWorker } from '@lectern/webhooks';
+import { ensureInstallationSecretKey } from '@lectern/secrets';
+import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 
 // Connections, the webhook settings and the probe server; no object store (deliveries carry no blobs).
 const env = parseEnv([BaseEnv, DbEnv, BusEnv, MetricsEnv, WorkerEnv, WebhookEnv], process.env);
-const cfg = await ensureWebhookSecretKey(env);
+const cfg = await ensureInstallationSecretKey(env);
 const rt = await createRuntime(cfg, { name: 'webhook-worker' });
 const worker = await startWebhookWorker({ ...rt, cfg });
 // Probes and scrapes (WORKER_HTTP_PORT=0: none): /healthz, /readyz (PostgreSQL, NATS), /metrics.

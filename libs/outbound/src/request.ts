@@ -95,7 +95,9 @@ export async function openGuarded(
     }
     if (status < 200 || status >= 300) {
       answer.resume();
-      return { ok: false, reason: `HTTP ${status}` };
+      // The same words for every 3xx as before redirects could be followed: SCORM export warnings show them.
+      const unfollowed = status >= 300 && status < 400 && maxRedirects === 0;
+      return { ok: false, reason: `HTTP ${status}${unfollowed ? ' (redirects are not followed)' : ''}` };
     }
     return { ok: true, res: answer, url: u };
   }

@@ -69,6 +69,7 @@ describe('outbound: guarded fetches over real HTTP', () => {
       const s = track(
         await serve((req, res) => {
           if (req.url === '/a') res.writeHead(302, { location: '/b' }).end();
+          else if (req.url === '/no-location') res.writeHead(303).end();
           else res.end('b');
         }),
       );
@@ -82,6 +83,10 @@ describe('outbound: guarded fetches over real HTTP', () => {
       expect(got).to.deep.equal({ ok: false, reason: 'HTTP 302 (redirects are not followed)' });
       expect(s.hits).to.deep.equal(['/a']);
       expect(existsSync(file)).to.equal(false);
+      // Worded as before redirects could be followed at all, Location or not: SCORM export warnings show it.
+      expect(
+        await guardedFetch(`${s.origin}/no-location`, { allowPrivate: true, maxBytes: 100, timeoutMs: 2000 }),
+      ).to.deep.equal({ ok: false, reason: 'HTTP 303 (redirects are not followed)' });
     });
 
     it('are followed up to maxRedirects, relative and absolute, and one more is refused', async () => {

@@ -58,10 +58,11 @@ module.exports = {
       name: 'webhooks-only-from-apps',
       severity: 'error',
       comment:
-        'Only apps wire webhooks in; no other library imports @lectern/webhooks. What other capabilities used ' +
-        'to take from it is neutral: outbound fetches and the private-network flag are @lectern/outbound, the ' +
-        'installation secret key is @lectern/secrets.',
-      from: { path: '^libs/', pathNot: '^libs/webhooks/' },
+        'Only apps and job-registry (which composes every worker kind for the worker host) wire webhooks in; ' +
+        'no other library imports @lectern/webhooks. What other capabilities used to take from it is neutral: ' +
+        'outbound fetches and the private-network flag are @lectern/outbound, the installation secret key is ' +
+        '@lectern/secrets.',
+      from: { path: '^libs/', pathNot: ['^libs/webhooks/', '^libs/job-registry/'] },
       to: { path: '^libs/webhooks/' },
     },
     {

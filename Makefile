@@ -4,7 +4,7 @@ NPM ?= npm
 ## The suite's files; `npx mocha <file>` runs one file alone.
 TEST_SPEC ?= 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
 
-.PHONY: install build start test lint format typecheck bench soak doctor clean deploy-check
+.PHONY: install system-deps build start test lint format typecheck bench soak doctor clean deploy-check
 
 node_modules/.installed: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -15,8 +15,12 @@ install: node_modules/.installed
 build: install
 	$(NPM) run build
 
-## Installs, builds, migrates, creates a demo workspace and key, runs the API and every worker.
-start: build
+## The Debian packages the service needs (the Noto fonts of certificates): installed as root, else the command.
+system-deps:
+	bash scripts/install-system-deps.sh
+
+## Installs, builds, migrates, creates a demo workspace and key, runs the API and every worker kind.
+start: system-deps build
 	node dist/apps/cli/src/main.js start
 
 ## The whole suite against the real PostgreSQL and NATS (own database and bus prefix per run).

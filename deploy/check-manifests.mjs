@@ -95,6 +95,35 @@ const servesPath = (src, p) => new RegExp(`path:\\s*['"\`]${p.replace(/[/.]/g, '
 /** The worker HTTP server (libs/runtime/src/worker-http.ts): the paths it answers, compared as `path === '/x'`. */
 const workerHttpFile = path.join(root, 'libs/runtime/src/worker-http.ts');
 const workerServes = (src, p) => new RegExp(`path [!=]== ['"]${p.replace(/[/.]/g, '\\$&')}['"]`).test(src);
+
+/** The worker kinds `lectern worker` knows (WORKER_KIND_NAMES in libs/job-registry/src/index.ts). */
+const workerKindsFile = path.join(root, 'libs/job-registry/src/index.ts');
+async function knownWorkerKinds() {
+  const src = await readFile(workerKindsFile, 'utf8').catch(() => '');
+  const list = /WORKER_KIND_NAMES = \[([^\]]*)\]/.exec(src)?.[1] ?? '';
+  return new Set([...list.matchAll(/'([a-z][a-z0-9-]*)'/g)].map((m) => m[1]));
+}
+
+/** The kinds a container runs (`node dist/apps/cli/src/main.js worker <kind…>`), or null when it runs no worker host. */
+function hostedKinds(command) {
+  const args = (command ?? []).map(String);
+  const i = args.indexOf('dist/apps/cli/src/main.js');
+  return i >= 0 && args[i + 1] === 'worker' ? args.slice(i + 2).flatMap((a) => a.split(',')) : null;
+}
+
+/** A worker container names only kinds the registry knows, and at least one (or LECTERN_WORKERS does). */
+function checkKinds(where, command, env, kinds) {
+  const named = hostedKinds(command);
+  if (named === null) return;
+  const all = named.length
+    ? named
+    : String(env?.LECTERN_WORKERS ?? '')
+        .split(',')
+        .filter(Boolean);
+  if (all.length === 0) fail(where, 'lectern worker names no kind (and no LECTERN_WORKERS)');
+  for (const k of all)
+    if (!kinds.has(k)) fail(where, `unknown worker kind "${k}"; the kinds are: ${[...kinds].join(', ')}`);
+}
 const WORKER_PORT = 9090;
 
 /** `node dist/apps/<app>/src/main.js` → does apps/<app>/src/main.ts exist? */
@@ -219,7 +248,13 @@ async function checkK8s(parser, env, api, workerSrc) {
         if (!env.has(e.name)) fail(cw, `env ${e.name} is not a variable libs/config knows`);
       await checkEntry(cw, c.command);
       const ports = new Set((c.ports ?? []).flatMap((p) => [p.name, p.containerPort]));
-      const isWorker = /dist\/apps\/[a-z-]+-worker\//.test((c.command ?? []).join(' '));
+      const isWorker = hostedKinds(c.command) !== null;
+      checkKinds(
+        cw,
+        c.command,
+        Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value])),
+        await knownWorkerKinds(),
+      );
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
         const get = c[probe]?.httpGet;
         if (!get) continue;
@@ -351,6 +386,7 @@ async function checkCompose(parser, env, api, workerSrc) {
     if (name !== 'migrate' && !svc.stop_grace_period)
       fail(where, 'stop_grace_period missing (graceful shutdown)');
     await checkEntry(where, svc.command);
+    checkKinds(where, svc.command, svc.environment, await knownWorkerKinds());
   }
   const hc = JSON.stringify(services.api?.healthcheck?.test ?? '');
   const m = /127\.0\.0\.1:8080(\/[a-z]+)/.exec(hc);

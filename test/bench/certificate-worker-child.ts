@@ -13,7 +13,7 @@ import {
 import { benchChildEnv, serveBench } from './bench-child.js';
 
 const env = benchChildEnv('certificate-worker-child');
-// What apps/certificate-worker reads (its probe server is not started here).
+// What `lectern worker certificate` reads (its probe server is not started here).
 const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ...CERTIFICATE_WORKER_ENV], env);
 const fonts = loadFontLibrary(cfg.CERTIFICATE_FONT_DIR);
 const rt = await createRuntime(cfg, { name: 'bench-certificate-worker-child', provision: false });

@@ -8,7 +8,7 @@ import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 import { benchChildEnv, serveBench } from './bench-child.js';
 
 const env = benchChildEnv('webhook-worker-child');
-// What apps/webhook-worker reads (its probe server is not started here).
+// What `lectern worker webhook` reads (its probe server is not started here).
 const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, MetricsEnv, WebhookEnv], env);
 const rt = await createRuntime(cfg, { name: 'bench-webhook-worker-child', provision: false });
 const worker = await startWebhookWorker({ ...rt, cfg }, {});

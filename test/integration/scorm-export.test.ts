@@ -683,7 +683,7 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       }
     });
 
-    it("apps/scorm-worker as its own process serves exports (and reads no other worker's settings)", async () => {
+    it("`lectern worker scorm` as its own process serves exports (and reads no other worker's settings)", async () => {
       const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
       for (const [k, v] of Object.entries(testConfig())) if (v !== undefined) env[k] = String(v);
       Object.assign(env, {
@@ -692,7 +692,7 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         // A certificate worker would refuse to start on this; the scorm worker never reads it.
         CERTIFICATE_FONT_DIR: '/nonexistent/fonts',
       });
-      const child = spawn(process.execPath, ['--import', 'tsx', 'apps/scorm-worker/src/main.ts'], {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'worker', 'scorm'], {
         env,
         stdio: ['ignore', 'ignore', 'pipe'],
       });

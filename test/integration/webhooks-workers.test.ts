@@ -27,11 +27,13 @@ async function startWorker(name: string) {
   };
 }
 
-/** apps/webhook-worker as its own OS process, on this run's database and bus. */
+/** `lectern worker webhook` as its own OS process, on this run's database and bus. */
 function spawnWorkerProcess(): ChildProcess {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [k, v] of Object.entries(testConfig())) if (v !== undefined) env[k] = String(v);
-  return spawn(process.execPath, ['--import', 'tsx', 'apps/webhook-worker/src/main.ts'], {
+  // No probe server: a fixed port would collide with another run on the same machine.
+  env.WORKER_HTTP_PORT = '0';
+  return spawn(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'worker', 'webhook'], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -7,6 +7,7 @@ import type { Storage } from '@lectern/storage';
 import type { Metrics } from '@lectern/metrics';
 import type { WebhookConfig } from '@lectern/webhooks';
 import type { Relay } from '@lectern/events';
+import type { KindReadiness } from '@lectern/runtime';
 
 /** The variables the API reads itself (its main.ts also reads what its connections need). */
 export type ApiAppConfig = ApiConfig &
@@ -25,6 +26,8 @@ export interface ApiDeps {
   storage: Storage;
   /** Absent: nothing is counted and /metrics answers 404. */
   metrics?: Metrics;
+  /** The worker kinds running in the same process (`lectern start`): /readyz reports each. */
+  kinds?: () => Record<string, KindReadiness>;
 }
 
 /** What route modules may ask for; each takes the few fields it uses (`Pick<RouteDeps, 'orm'>`). */

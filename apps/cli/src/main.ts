@@ -18,7 +18,9 @@ const USAGE = `lectern — Lectern admin command
   lectern workspace billing WORKSPACE_ID --paid
   lectern key create --workspace WORKSPACE_ID --scope read|write [--json]
   lectern key revoke KEY_ID
-  lectern start            migrate, provision, run the API and every worker in one process
+  lectern start            migrate, provision, run the API and every worker kind in one process
+  lectern worker KIND…     run worker kinds (webhook, csv, certificate, scorm) in one process;
+                           with no KIND, the kinds named in LECTERN_WORKERS (lectern worker --help)
   lectern doctor           check every dependency and say how to fix what is wrong
 
 Configuration comes from environment variables; see .env.example.`;
@@ -45,6 +47,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./commands/key.js')).keyCommand(rest);
     case 'start':
       return (await import('./commands/start.js')).startCommand();
+    case 'worker':
+      return (await import('./commands/worker.js')).workerCommand(rest);
     case 'doctor':
       process.exit(await (await import('./commands/doctor.js')).doctorCommand());
   }

@@ -7,29 +7,17 @@ import { createKey, createWorkspace } from '@lectern/admin';
 import { hashKey } from '@lectern/auth';
 import { ensureInstallationSecretKey } from '@lectern/secrets';
 import { closeRuntime, createRuntime, onShutdown, openStorage } from '@lectern/runtime';
-import type { Storage } from '@lectern/storage';
 import { startApiServer } from '@lectern/api';
 import { runMigrate } from './commands/migrate.js';
-import { workers } from './workers.js';
+import { WORKER_KIND_NAMES, workerKindsNamed } from '@lectern/job-registry';
+import { logStarted, startKinds } from './worker-host.js';
 import { print, withOrm } from './shared.js';
 
-/** The API and every worker in one process, for a laptop. Production runs each app on its own. */
+/**
+ * The API and every worker kind in one process, for a laptop; production runs each kind on its own
+ * (`lectern worker <kind>`). A kind that cannot start is reported unready (log, /readyz); the rest serve.
+ */
 export async function runAll(env: StartConfig): Promise<void> {
-  // The registry is checked before anything is touched: a kind without its worker stops here.
-  // The object store opens later; the registry's handlers reach it through this port once it has.
-  const opened: { storage?: Storage } = {};
-  const list = workers(process.env, {
-    storage: {
-      put: (...args: Parameters<Storage['put']>) => {
-        if (!opened.storage) throw new Error('the object store is not open yet');
-        return opened.storage.put(...args);
-      },
-      putFile: (...args: Parameters<Storage['putFile']>) => {
-        if (!opened.storage) throw new Error('the object store is not open yet');
-        return opened.storage.putFile(...args);
-      },
-    },
-  });
   // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
   const cfg = await ensureInstallationSecretKey(env);
   await runMigrate(cfg);
@@ -37,26 +25,26 @@ export async function runAll(env: StartConfig): Promise<void> {
 
   const rt = await createRuntime(cfg, { name: 'lectern' });
   const storage = await openStorage(cfg);
-  opened.storage = storage;
-  const deps = { ...rt, storage, cfg };
-  const running: { name: string; handle: { stop(): Promise<void> } }[] = [];
-  for (const w of list) running.push({ name: w.name, handle: await w.start(deps) });
+  const hosted = await startKinds(workerKindsNamed(WORKER_KIND_NAMES), process.env, { ...rt, storage });
+  const deps = { ...rt, storage, cfg, kinds: hosted.readiness };
   const api = await startApiServer(deps);
-  rt.log.info({ url: api.url, workers: running.map((w) => w.name) }, 'lectern started');
+  logStarted(rt.log, hosted, { url: api.url });
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
   onShutdown(rt.log, async () => {
     await api.close();
-    await Promise.all(running.map((w) => w.handle.stop()));
+    await hosted.stop();
     await closeRuntime(deps);
     resolveDone();
   });
 
+  const unready = Object.entries(hosted.readiness()).filter(([, k]) => !k.ready);
   const base = `${cfg.PUBLIC_URL}/api/v1`;
   print(
     [
       '',
       `Lectern is running at ${cfg.PUBLIC_URL}`,
+      ...unready.map(([name, k]) => `  NOT RUNNING:  the ${name} worker (${k.problem})`),
       `  API base:     ${base}`,
       `  API docs:     ${base}/docs`,
       `  Workspace:    ${creds.workspaceId} (Scale plan)`,

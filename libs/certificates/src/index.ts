@@ -47,10 +47,15 @@ export { fetchLogo, imageKind, type LogoFetch, type LogoFetchOptions } from './r
 export {
   loadFontLibrary,
   lazyFontLibrary,
+  missingFonts,
+  assertFacesFor,
   cjkRegionOf,
   DEFAULT_FONT_DIR,
   FONT_FILES,
+  FONT_PACKAGES,
   type FontLibrary,
+  type FontScript,
+  type MissingFonts,
   type ChainFont,
 } from './render/fonts.js';
 export { setText, type SetText } from './render/text.js';

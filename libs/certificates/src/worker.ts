@@ -45,6 +45,7 @@ export interface CertificateRenderDeps extends CertificateRenderSettings {
 /**
  * The settings from the parsed configuration. The faces default to `lazyFontLibrary` (checked now, read on the
  * first render); a process that only renders passes `loadFontLibrary(…)` to pay the read at start instead.
+ * Throws without the Latin faces; other missing faces are in `fonts.missing()`.
  */
 export function certificateRenderSettings(
   cfg: CertificateWorkerConfig,
@@ -115,7 +116,7 @@ export interface CertificateWorkerOptions extends CertificateRenderSettings {
 }
 
 /**
- * The certificate worker alone (apps/certificate-worker); `lectern start` runs the same entry through the job
+ * The certificate worker alone (tests, benches); `lectern worker certificate` runs the same entry through the job
  * registry. Its object store is read for job blobs and written with the PDFs.
  */
 export function startCertificateWorker(
@@ -123,6 +124,12 @@ export function startCertificateWorker(
   opts: CertificateWorkerOptions,
 ): Promise<JobWorkerHandle> {
   const { concurrency, ...settings } = opts;
+  // The worker serves every other script; certificates needing these are refused with a 503 until installed.
+  for (const m of settings.fonts.missing())
+    deps.log.warn(
+      { script: m.script, package: m.package, files: m.files },
+      `certificate fonts missing: apt-get install ${m.package} and restart the worker`,
+    );
   const job = certificateRenderJob({ ...settings, storage: deps.storage });
   return runJobWorker(deps, { ...job, concurrency: concurrency ?? job.concurrency });
 }

@@ -124,6 +124,8 @@ export type ApiConfig = z.output<typeof ApiEnv>;
 export const WorkerEnv = z.object({
   WORKER_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
   HOST: Host,
+  /** The worker kinds `lectern worker` runs when given none on its command line, comma-separated (`csv,scorm`). */
+  LECTERN_WORKERS: z.string().optional(),
 });
 export type WorkerConfig = z.output<typeof WorkerEnv>;
 
@@ -253,6 +255,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** One configuration piece (`DbEnv`, `WebhookEnv`, …): what `parseEnv` merges. */
+export type ConfigPiece = z.ZodType;
 
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 /** What `parseEnv(pieces)` returns: every piece's output in one object. */

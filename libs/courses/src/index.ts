@@ -48,7 +48,7 @@ export {
   type Feedback,
   type Score,
 } from './grading.js';
-export { stripAnswerKeys } from './learner-view.js';
+export { stripAnswerKeys, keyedScreens } from './learner-view.js';
 export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
 export {
   TEXT_FIELDS,

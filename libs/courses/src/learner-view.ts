@@ -33,3 +33,16 @@ export function stripAnswerKeys(screens: unknown, opts: AnswerKeyOptions = {}): 
       .map((b) => learnerBlock(b, itemIds(opts))),
   }));
 }
+
+/**
+ * What a SCORM package ships (docs/scorm.md): the screens as the learner view reads them (known fields only,
+ * instructor notes out) with the answer keys KEPT, because an LMS has no server of ours to grade and the package
+ * grades in the browser (the player hides the keys on the page itself).
+ */
+export function keyedScreens(screens: unknown): Screen[] {
+  return projectScreens(screens).map((screen) => ({
+    id: screen.id,
+    title: screen.title,
+    blocks: screen.blocks.filter((b) => b.type !== 'instructor_note'),
+  }));
+}

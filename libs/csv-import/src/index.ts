@@ -1,7 +1,7 @@
 /**
  * Course CSV import: one CSV file → screens and blocks, plus the rows that
  * could not be read. The format is documented in docs/csv-import.md. Used by
- * apps/csv-worker (POST /courses/import/csv) and the dashboard importer
+ * `lectern worker csv` (POST /courses/import/csv) and the dashboard importer
  * (SPEC.md: both use the same parser).
  */
 export { parseCourseCsv } from './parse-course-csv.js';

@@ -84,7 +84,7 @@ export interface CsvWorkerOptions {
   concurrency?: number;
 }
 
-/** The csv worker alone (apps/csv-worker); `lectern start` runs the same entry through the job registry. */
+/** The csv worker alone (tests, benches); `lectern worker csv` runs the same entry through the job registry. */
 export function startCsvWorker(deps: JobWorkerDeps, opts: CsvWorkerOptions = {}): Promise<JobWorkerHandle> {
   return runJobWorker(deps, { ...csvImportJob, concurrency: opts.concurrency ?? csvImportJob.concurrency });
 }

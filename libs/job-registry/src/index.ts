@@ -1,28 +1,33 @@
 /**
- * The job registry: which worker serves each job kind of @lectern/contracts. The one place a kind is bound to its
- * handler; `lectern start` runs every entry, and a kind without exactly one entry does not compile (and, for a
- * registry built at run time, does not start: `checkJobRegistry`). A new kind adds its entry here.
+ * The job registry and the worker kinds: which handler serves each job kind of @lectern/contracts, and which
+ * worker kind (`lectern worker <kind>`) hosts it. The one place a kind is bound to its handler and its process; a
+ * job kind without exactly one entry does not compile (and, for a registry built at run time, does not start:
+ * `checkJobRegistry`). A new job kind adds its entry to `JOBS`; a new worker kind adds its entry to `WORKER_KINDS`.
  *
  * Built, not static: some handlers need settings and ports of their own (the certificate renderer its fonts,
  * logo limits and the object store it writes PDFs to), which the job worker's deps do not carry.
  */
-import { parseEnv } from '@lectern/config';
-import type { JobKind } from '@lectern/contracts';
+import { BaseEnv, parseEnv, type ConfigPiece } from '@lectern/config';
+import { JOB_KINDS, type JobKind } from '@lectern/contracts';
 import {
+  checkJobRegistry,
   runJobWorker,
   type JobRegistry,
+  type JobWorkerDeps,
+  type JobWorkerHandle,
   type JobWorkerOptions,
-  type RegisteredJobWorker,
 } from '@lectern/jobs';
 import type { Storage } from '@lectern/storage';
 import { csvImportJob } from '@lectern/csv-import';
-import { scormImportJob } from '@lectern/scorm';
 import {
   CERTIFICATE_WORKER_ENV,
   certificateRenderJob,
   certificateRenderSettings,
 } from '@lectern/certificates';
-import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings } from '@lectern/scorm';
+import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
+import { ensureInstallationSecretKey } from '@lectern/secrets';
+import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
+import type { Metrics } from '@lectern/metrics';
 
 /**
  * What the handlers use beyond a job's transaction: the object store the certificate renderer writes PDFs to
@@ -32,50 +37,167 @@ export interface JobRegistryPorts {
   storage: Pick<Storage, 'put' | 'putFile'>;
 }
 
+type Env = Record<string, string | undefined>;
+
+/** The worker kinds `lectern worker` knows, in the order `lectern start` starts them. */
+export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm'] as const;
+export type WorkerKindName = (typeof WORKER_KIND_NAMES)[number];
+
+/**
+ * Every job kind: the worker kind that hosts it, the configuration pieces its entry reads and how the entry is
+ * built. Typed over `JobKind`, so a job kind with no host does not compile.
+ */
+const JOBS: {
+  [K in JobKind]: {
+    host: WorkerKindName;
+    env: readonly ConfigPiece[];
+    entry(env: Env, ports: JobRegistryPorts): JobWorkerOptions<K>;
+  };
+} = {
+  'csv.import': { host: 'csv', env: [], entry: () => csvImportJob },
+  'certificate.render': {
+    host: 'certificate',
+    env: CERTIFICATE_WORKER_ENV,
+    // The faces are checked now (a machine without them fails here, with the fix in the message) and read on
+    // the first render.
+    entry: (env, ports) =>
+      certificateRenderJob({
+        ...certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, env)),
+        storage: ports.storage,
+      }),
+  },
+  'scorm.export': {
+    host: 'scorm',
+    env: SCORM_WORKER_ENV,
+    entry: (env, ports) =>
+      scormExportJob({ ...scormExportSettings(parseEnv(SCORM_WORKER_ENV, env)), storage: ports.storage }),
+  },
+  'scorm.import': { host: 'scorm', env: [], entry: () => scormImportJob },
+};
+
 /**
  * Every job kind's worker, configured from `env` (each entry parses only the variables it reads; a bad one
  * throws `ConfigError`). Cheap to build: the certificate fonts are checked now and read on the first render.
  */
-export function jobRegistry(env: Record<string, string | undefined>, ports: JobRegistryPorts): JobRegistry {
-  const certificates = parseEnv(CERTIFICATE_WORKER_ENV, env);
+export function jobRegistry(env: Env, ports: JobRegistryPorts): JobRegistry {
+  const entry = <K extends JobKind>(kind: K): JobWorkerOptions<K> => JOBS[kind].entry(env, ports);
+  const registry = Object.fromEntries(JOB_KINDS.map((kind) => [kind, entry(kind)]));
+  checkJobRegistry(registry);
+  return registry;
+}
+
+/** The job kinds a worker kind hosts (none for the webhook worker). */
+export function jobKindsOf(kind: WorkerKindName): JobKind[] {
+  return JOB_KINDS.filter((k) => JOBS[k].host === kind);
+}
+
+/** What a worker kind is started with: the process's connections, and the object store when it asked for one. */
+export interface WorkerKindDeps extends Omit<JobWorkerDeps, 'storage' | 'metrics'> {
+  metrics?: Metrics;
+  storage?: Storage;
+}
+
+export interface RunningWorkerKind {
+  /** Stop pulling, let what is in flight finish. */
+  stop(): Promise<void>;
+}
+
+export interface WorkerKind {
+  name: WorkerKindName;
+  /** One line for `lectern worker --help` and the docs. */
+  description: string;
+  /** The configuration pieces it reads beyond the connections (Base, Db, Bus, Metrics, Worker). */
+  env: readonly ConfigPiece[];
+  /** Whether it reads or writes the object store (the host opens one only when a chosen kind does). */
+  storage: boolean;
+  /**
+   * What can be checked without connecting (files it needs, settings it derives); throws with the fix in the
+   * message. `start` makes the same checks before it connects anything; `lectern doctor` runs this alone.
+   */
+  preflight(env: Env): void;
+  /** Starts it on the host's connections; throws when it cannot (the host reports that as the kind's problem). */
+  start(env: Env, deps: WorkerKindDeps): Promise<RunningWorkerKind>;
+}
+
+/** A worker kind that runs job kinds: one durable consumer per job kind, all on the host's connections. */
+function jobHost(name: WorkerKindName, description: string): WorkerKind {
+  const kinds = jobKindsOf(name);
+  const entries = (env: Env, ports: JobRegistryPorts) =>
+    kinds.map(<K extends JobKind>(k: K): JobWorkerOptions<K> => JOBS[k].entry(env, ports));
   return {
-    'csv.import': csvImportJob,
-    'certificate.render': certificateRenderJob({
-      ...certificateRenderSettings(certificates),
-      storage: ports.storage,
-    }),
-    ...scormJobRegistry(env, ports),
+    name,
+    description,
+    env: [...new Set(kinds.flatMap((k) => JOBS[k].env))],
+    storage: true,
+    preflight(env) {
+      entries(env, { storage: { put: notOpen, putFile: notOpen } });
+    },
+    async start(env, deps) {
+      const { storage } = deps;
+      if (!storage) throw new Error(`the ${name} worker needs the object store`);
+      const defs = entries(env, { storage });
+      const running: JobWorkerHandle[] = [];
+      try {
+        for (const def of defs) running.push(await runJobWorker({ ...deps, storage }, def));
+      } catch (err) {
+        await Promise.all(running.map((r) => r.stop()));
+        throw err;
+      }
+      return { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) };
+    },
   };
 }
 
-/** The SCORM kinds (`scorm.*`): apps/scorm-worker runs exactly these. */
-export type ScormJobKind = Extract<JobKind, `scorm.${string}`>;
-export type ScormJobRegistry = { [K in ScormJobKind]: JobWorkerOptions<K> };
+const notOpen = (): never => {
+  throw new Error('the object store is not open in a preflight');
+};
+
+const WEBHOOK_ENV = [BaseEnv.pick({ NODE_ENV: true, DATA_DIR: true }), WebhookEnv] as const;
 
 /**
- * The entries of every `scorm.*` kind, configured from the SCORM variables only, so the scorm worker parses no
- * other worker's settings (and never fails on, say, missing certificate fonts).
+ * Every worker kind. Adding one: an entry here (and its name in `WORKER_KIND_NAMES`), a deploy entry
+ * (deploy/k8s, deploy/docker-compose.yml: `node dist/apps/cli/src/main.js worker <kind>`) and a docs row
+ * (docs/architecture.md, docs/operations.md).
  */
-export function scormJobRegistry(
-  env: Record<string, string | undefined>,
-  ports: JobRegistryPorts,
-): ScormJobRegistry {
-  const scorm = parseEnv(SCORM_WORKER_ENV, env);
-  return {
-    'scorm.export': scormExportJob({ ...scormExportSettings(scorm), storage: ports.storage }),
-    'scorm.import': scormImportJob,
-  };
+export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
+  webhook: {
+    name: 'webhook',
+    description: 'event fan-out and signed webhook deliveries (PostgreSQL-scheduled retries)',
+    env: [WebhookEnv],
+    storage: false,
+    preflight(env) {
+      parseEnv(WEBHOOK_ENV, env);
+    },
+    async start(env, deps) {
+      // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
+      const cfg = await ensureInstallationSecretKey(parseEnv(WEBHOOK_ENV, env));
+      return startWebhookWorker({ ...deps, cfg });
+    },
+  },
+  csv: jobHost('csv', 'CSV course imports (csv.import)'),
+  certificate: jobHost('certificate', 'certificate PDFs (certificate.render, pdfkit and the Noto fonts)'),
+  scorm: jobHost('scorm', 'SCORM export and import (scorm.export, scorm.import)'),
+};
+
+/** A name given to `lectern worker` or LECTERN_WORKERS that is no worker kind. */
+export class UnknownWorkerKindError extends Error {
+  constructor(readonly names: string[]) {
+    super(
+      `unknown worker kind${names.length > 1 ? 's' : ''}: ${names.join(', ')}; ` +
+        `the kinds are: ${WORKER_KIND_NAMES.join(', ')}`,
+    );
+    this.name = 'UnknownWorkerKindError';
+  }
 }
 
-/** One startable worker per `scorm.*` kind (apps/scorm-worker). */
-export function scormJobWorkers(
-  env: Record<string, string | undefined>,
-  ports: JobRegistryPorts,
-): RegisteredJobWorker[] {
-  const registry = scormJobRegistry(env, ports);
-  const entry = <K extends ScormJobKind>(kind: K): RegisteredJobWorker => {
-    const def: JobWorkerOptions<K> = registry[kind];
-    return { kind, app: def.app, start: (deps) => runJobWorker(deps, def) };
-  };
-  return (Object.keys(registry) as ScormJobKind[]).map((kind) => entry(kind));
+/** The kinds named in `names` (each may be a comma-separated list), once each, in the order given. */
+export function workerKindsNamed(names: readonly string[]): WorkerKind[] {
+  const wanted = names
+    .flatMap((n) => n.split(','))
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const known = new Set<string>(WORKER_KIND_NAMES);
+  const unknown = wanted.filter((n) => !known.has(n));
+  if (unknown.length > 0) throw new UnknownWorkerKindError(unknown);
+  return [...new Set(wanted as WorkerKindName[])].map((n) => WORKER_KINDS[n]);
 }

@@ -24,7 +24,19 @@ export {
   type OpenRunPorts,
   type PublishedCourse,
 } from './open-run.js';
-export { applyBatch, retakeRun, MAX_ANSWER_BYTES, type IngestPorts, type RunRef } from './ingest.js';
+export { applyBatch, retakeRun, type IngestPorts, type RunRef } from './ingest.js';
+export {
+  applyEvents,
+  checkEvents,
+  creditedSeconds,
+  judgePass,
+  MAX_ANSWER_BYTES,
+  type RunSnapshot,
+  type BatchEvent,
+  type RunFinish,
+  type BatchOutcome,
+  type Verdicts,
+} from './run-state.js';
 export {
   listCompletions,
   getCompletion,
@@ -41,5 +53,21 @@ export {
   assertBillingOk,
   type WorkspaceAccess,
 } from './limits.js';
-export { pickLocale, materialOf, learnerCourse, indexCourse, screenPercent } from './served.js';
+export { pickLocale, indexCourse, screenPercent, type ServedTranslation } from './served.js';
+export {
+  buildLearnerCourse,
+  mediaRefs,
+  servedAsStored,
+  MEDIA_FIELDS,
+  MEDIA_ITEMS,
+  LINK_FIELDS,
+  type LearnerCourse,
+  type LearnerCourseOptions,
+  type LearnerCourseSource,
+  type LearnerTheme,
+  type StoredCourse,
+  type MediaRef,
+  type MediaUrl,
+  type MediaUse,
+} from './learner-course.js';
 export { runForCertificate, type CertificateRun } from './certificate-run.js';

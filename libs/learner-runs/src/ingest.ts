@@ -1,18 +1,11 @@
 import { Batcher, newId, boundQuery, type EntityManager } from '@lectern/db';
-import { AppError, invalid, notFound, type Issue } from '@lectern/errors';
+import { AppError, notFound } from '@lectern/errors';
 import { OUTBOX_KEYED_RECORDSET, outboxRecordset, prepareEvent, type PreparedEvent } from '@lectern/events';
-import { gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, RunStateDto } from '@lectern/contracts';
 import { assertBillingOk, type WorkspaceAccess } from './limits.js';
-import {
-  VersionCache,
-  round2,
-  runMaterial,
-  screenPercent,
-  type CourseIndex,
-  type RunMaterial,
-} from './served.js';
+import { VersionCache, runMaterial, type RunMaterial } from './served.js';
 import type { IdentityRef } from './completions.js';
+import { applyEvents, checkEvents, type RunSnapshot } from './run-state.js';
 
 /**
  * The events and retake calls of a run.
@@ -40,9 +33,6 @@ export interface RunRef {
   completionId: string;
   workspaceId: string;
 }
-
-/** An answer larger than this is refused (400): a learner's answer is an id, a few ids or a paragraph. */
-export const MAX_ANSWER_BYTES = 16 * 1024;
 
 interface LockedRow {
   id: string;
@@ -310,34 +300,28 @@ const stateOf = (r: {
   lastScreenId: r.last_screen_id,
 });
 
-function checkEvents(batch: EventBatch, idx: CourseIndex): void {
-  const issues: Issue[] = [];
-  batch.events.forEach((e, i) => {
-    if (e.type === 'screen' && !idx.screenIndex.has(e.screenId))
-      issues.push({
-        code: 'unknown_screen',
-        path: ['events', i, 'screenId'],
-        message: 'no screen with this id in the course',
-      });
-    if (e.type === 'answer') {
-      if (!idx.blocks.has(e.blockId))
-        issues.push({
-          code: 'unknown_block',
-          path: ['events', i, 'blockId'],
-          message: 'no block with this id in the course',
-        });
-      if (e.answer === undefined)
-        issues.push({ code: 'required', path: ['events', i, 'answer'], message: 'the answer is missing' });
-      else if (Buffer.byteLength(JSON.stringify(e.answer)) > MAX_ANSWER_BYTES)
-        issues.push({
-          code: 'too_big',
-          path: ['events', i, 'answer'],
-          message: `at most ${MAX_ANSWER_BYTES} bytes of JSON`,
-        });
-    }
-  });
-  if (issues.length) throw invalid('The batch names screens or blocks the course does not have', issues);
-}
+const snapshotOf = (row: LockedRow): RunSnapshot => ({
+  id: row.id,
+  courseId: row.course_id,
+  source: row.source,
+  status: row.status,
+  attempt: row.attempt,
+  pass: row.pass,
+  passStartedAt: row.pass_started_at,
+  passTimeSeconds: row.pass_time_seconds,
+  timeSpentSeconds: row.time_spent_seconds,
+  contentHash: row.content_hash,
+  lastScreenId: row.last_screen_id,
+  progressPercent: Number(row.progress_percent),
+  answers: row.answers,
+  lastEventAt: row.last_event_at,
+  course: {
+    title: row.course.title,
+    passingScore: row.course.passingScore === null ? null : Number(row.course.passingScore),
+    quizFeedback: row.course.quizFeedback,
+  },
+  identity: row.identity,
+});
 
 /**
  * POST /player/v1/runs/:id/events. A repeated batch id answers what the first delivery answered and applies
@@ -380,155 +364,39 @@ async function tryBatch(
     await boundQuery(em, `update completions c set ${RATE_SET} where c.id = ?`, [row.id]);
     return row.response ?? { completion: stateOf(row) };
   }
-  const course = row.course;
-  // Events name the course by its source title; grading reads the material of the locale served.
-  const { source, served } = await materialFor(em, row);
-  checkEvents(batch, source);
-
-  const opts = { secret: ports.answerKeySecret };
-  const ident = row.identity;
-  const courseRef = { id: row.course_id, title: course.title };
-  const events: PreparedEvent[] = [];
-  const emit: typeof prepareEvent = (ws, type, data) => {
-    const ev = prepareEvent(ws, type, data, now);
-    events.push(ev);
-    return ev;
-  };
-  const passOpen = (row.attempt ?? 0) < row.pass;
-  const answers = { ...row.answers };
-  let lastScreenId = row.last_screen_id;
-  let progress = Number(row.progress_percent);
-  let reachedEnd = false;
-  let claimed = 0;
-  const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
-  const total = source.screens.length;
-
-  for (const e of batch.events) {
-    if (e.type === 'time') {
-      claimed += e.seconds;
-    } else if (e.type === 'screen') {
-      if (e.screenId === lastScreenId) continue;
-      const index = source.screenIndex.get(e.screenId)!;
-      const percent = screenPercent(index, total);
-      lastScreenId = e.screenId;
-      emit(row.workspace_id, 'course.progress', {
-        course: { ...courseRef, totalScreens: total },
-        screen: { id: e.screenId, title: source.screens[index].title, index },
-        percent,
-        identity: ident,
-      });
-      if (passOpen) {
-        progress = Math.max(progress, percent);
-        if (index === total - 1) reachedEnd = true;
-      }
-    } else if (passOpen) {
-      // Answers after the pass finished (a learner reviewing) are neither stored nor graded.
-      answers[e.blockId] = e.answer;
-      const at = served.blocks.get(e.blockId)!;
-      if (!served.graded.includes(e.blockId)) continue;
-      const correct = gradeAnswer(at.block.raw, e.answer, opts);
-      const src = source.blocks.get(e.blockId)!;
-      emit(row.workspace_id, 'course.answered', {
-        course: courseRef,
-        screen: { id: src.screen.id, title: src.screen.title },
-        block: { id: e.blockId, type: src.block.type },
-        correct,
-        identity: ident,
-      });
-      if (course.quizFeedback === 'immediate') {
-        const explanation = at.block.raw.explanation;
-        feedback.push({
-          blockId: e.blockId,
-          correct,
-          ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
-        });
-      }
-    }
-  }
-
-  // Reported time never exceeds the wall time since the run's previous call (or its open).
-  const wall = Math.max(0, Math.ceil((now.getTime() - new Date(row.last_event_at).getTime()) / 1000));
-  const credit = Math.min(claimed, wall);
-  const next = {
-    status: row.status,
-    score: null as number | null,
-    attempt: row.attempt,
-    passTime: row.pass_time_seconds + credit,
-    timeSpent: row.time_spent_seconds + credit,
-  };
-  let result: EventBatchResultDto['result'];
-  let finish: BatchWrite['finish'] = null;
-  if (reachedEnd) {
-    const verdicts = served.graded.map((blockId) => ({
-      blockId,
-      correct:
-        Object.hasOwn(answers, blockId) &&
-        gradeAnswer(served.blocks.get(blockId)!.block.raw, answers[blockId], opts),
-    }));
-    const correct = verdicts.filter((v) => v.correct).length;
-    const percent = verdicts.length ? round2((correct / verdicts.length) * 100) : null;
-    const passingScore = course.passingScore === null ? null : Number(course.passingScore);
-    const passed = passingScore === null ? null : percent === null ? true : percent >= passingScore;
-    const attempt = row.pass;
-    progress = 100;
-    next.status = 'completed';
-    next.attempt = attempt;
-    emit(row.workspace_id, 'course.completed', {
-      course: { ...courseRef, contentHash: row.content_hash },
-      identity: ident,
-      completionId: row.id,
-      attempt,
-      source: row.source,
-      score: { correct, total: verdicts.length, percent },
-      passed,
-      passingScore,
-      answers: verdicts,
-      startedAt: new Date(row.pass_started_at).toISOString(),
-      completedAt: now.toISOString(),
-      timeSpentSeconds: next.passTime,
-    });
-    result = { score: percent, passed, attempt };
-    finish = {
-      score: percent,
-      passed,
-      passingScore,
-      attempt,
-      attemptId: newId('att'),
-      workspaceId: row.workspace_id,
-      courseId: row.course_id,
-      identityId: ident?.id ?? null,
-      contentHash: row.content_hash,
-      source: row.source,
-      locale: row.locale,
-      startedAt: new Date(row.pass_started_at).toISOString(),
-    };
-  }
-
-  const response: EventBatchResultDto = {
-    completion: { status: next.status, attempt: next.attempt, progressPercent: progress, lastScreenId },
-    ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
-    ...(result ? { result } : {}),
-  };
+  // The rules are pure (run-state.ts): this reads what they need and writes what they decide.
+  const material = await materialFor(em, row);
+  checkEvents(batch, material.source);
+  const out = applyEvents(snapshotOf(row), batch, material, { secret: ports.answerKeySecret, now });
   const write: BatchWrite = {
     id: row.id,
     version: row.version,
-    timeSpent: next.timeSpent,
-    passTime: next.passTime,
-    lastScreenId,
-    progress,
-    answers,
+    timeSpent: out.timeSpentSeconds,
+    passTime: out.passTimeSeconds,
+    lastScreenId: out.lastScreenId,
+    progress: out.progress,
+    answers: out.answers,
     at: now.toISOString(),
     batchId: batch.batchId,
-    response,
-    events,
-    finish,
+    response: out.response,
+    events: out.events.map((e) => prepareEvent(row.workspace_id, e.type, e.data, now)),
+    finish: out.finish && {
+      ...out.finish,
+      attemptId: newId('att'),
+      workspaceId: row.workspace_id,
+      courseId: row.course_id,
+      identityId: row.identity?.id ?? null,
+      contentHash: row.content_hash,
+      source: row.source,
+      locale: row.locale,
+    },
   };
   try {
     // Under the lock the write is this transaction's own; otherwise it joins the process's current group.
     const applied = lock
       ? (await writeBatches(em, [write]))[0]
       : await groupsOf(em).writes.add({ em, write });
-    return applied ? response : null;
+    return applied ? out.response : null;
   } catch (err) {
     // The batch id was claimed by a concurrent delivery of the same batch, or the group's statement deadlocked:
     // nothing of it stays, and the batch is applied again under the lock.

@@ -8,14 +8,8 @@ import type { RunTokens } from './run-token.js';
 import type { TrackingTokens } from './tracking-token.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
 import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
-import {
-  learnerCourse,
-  learnerView,
-  pickLocale,
-  type CourseRow,
-  type ServedTranslation,
-  type ThemeRow,
-} from './served.js';
+import { pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
 interface PublishedRow {
@@ -33,14 +27,14 @@ interface PublishedRow {
   plan: WorkspaceAccess['plan'];
   billing_status: WorkspaceAccess['billingStatus'];
   grace_until: Date | null;
-  theme: ThemeRow | null;
+  theme: LearnerTheme | null;
   locales: string[];
 }
 
 export interface PublishedCourse {
   course: CourseRow;
   workspace: WorkspaceAccess;
-  theme: ThemeRow | null;
+  theme: LearnerTheme | null;
   /** Locales the course has translations for. */
   translated: string[];
 }
@@ -186,7 +180,10 @@ export async function openRun(
     );
     if (t) translation = { locale, content: t.content, version: t.version };
   }
-  const { material, screens } = learnerView(course, translation, ports.answerKeySecret);
+  const served = await buildLearnerCourse(
+    { course, translation, theme },
+    { answerKeys: { secret: ports.answerKeySecret } },
+  );
 
   // Counted first: a spent allowance refuses the open (402) before anything is written.
   await countView(ports.em, workspace, now);
@@ -236,8 +233,8 @@ export async function openRun(
         identity ? null : input.anonymousId,
         source,
         now,
-        material.contentHash,
-        material.locale,
+        served.contentHash,
+        served.locale,
         now,
         now,
         now,
@@ -271,7 +268,7 @@ export async function openRun(
         answers: row.answers,
         locale: row.locale,
       },
-      course: learnerCourse(course, material, theme, ports.answerKeySecret, screens),
+      course: served,
     },
   };
 }

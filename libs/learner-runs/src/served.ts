@@ -1,9 +1,8 @@
-import { applyTranslation, contentHash, isGraded, stripAnswerKeys } from '@lectern/courses';
-import type { PlayerCourseDto } from '@lectern/contracts';
+import { applyTranslation, contentHash, isGraded } from '@lectern/courses';
 
 /**
- * What a learner is served: the course in one locale (a translation applied, or the source), its learner view
- * and its fingerprint. Pure; the grading of a run uses the same material, so answers are judged against the
+ * What a learner is served: the course in one locale (a translation applied, or the source) and its
+ * fingerprint; the learner's copy of it is built in learner-course.ts. Pure; the grading of a run uses the same material, so answers are judged against the
  * text the learner read (a translated fill-in-the-blank accepts the translated answers).
  */
 
@@ -55,13 +54,6 @@ export interface CourseRow {
   navigation: 'default' | 'hidden';
   /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
   version?: string;
-}
-
-export interface ThemeRow {
-  id: string;
-  name: string;
-  tokens: Record<string, unknown>;
-  customFonts: unknown[];
 }
 
 export interface Material {
@@ -119,71 +111,6 @@ export interface ServedTranslation {
   content: Record<string, unknown>;
   version?: string;
 }
-
-type LearnerScreens = PlayerCourseDto['screens'];
-const learnerViews = new VersionCache<{ material: Material; screens: LearnerScreens }>(32);
-
-/**
- * `materialOf` and the learner view of it (`stripAnswerKeys`), computed once per course version, locale and
- * translation version: every open of a published course serves the same screens until the course or its
- * translation is edited (which changes the key). Without versions (a caller that has none) nothing is cached.
- */
-export function learnerView(
-  course: CourseRow,
-  translation: ServedTranslation | null,
-  answerKeySecret: string,
-): { material: Material; screens: LearnerScreens } {
-  const versioned = course.version !== undefined && (!translation || translation.version !== undefined);
-  const key = versioned
-    ? [
-        course.id,
-        course.version,
-        translation?.locale ?? '',
-        translation?.version ?? '',
-        answerKeySecret,
-      ].join('|')
-    : null;
-  const hit = key ? learnerViews.get(key) : undefined;
-  if (hit) return hit;
-  const material = materialOf(course, translation);
-  const view = {
-    material,
-    screens: stripAnswerKeys(material.screens, { secret: answerKeySecret }) as LearnerScreens,
-  };
-  if (key) learnerViews.set(key, view);
-  return view;
-}
-
-/** `screens`, when given, is the learner view already computed (`learnerView`). */
-export function learnerCourse(
-  course: CourseRow,
-  material: Material,
-  theme: ThemeRow | null,
-  answerKeySecret: string,
-  screens?: LearnerScreens,
-): PlayerCourseDto {
-  return {
-    id: course.id,
-    title: material.title,
-    direction: course.direction,
-    locale: material.locale,
-    quizFeedback: course.quizFeedback,
-    navigation: course.navigation,
-    passingScore: course.passingScore,
-    contentHash: material.contentHash,
-    theme: theme
-      ? {
-          id: theme.id,
-          name: theme.name,
-          tokens: theme.tokens as PlayerTheme['tokens'],
-          customFonts: theme.customFonts as PlayerTheme['customFonts'],
-        }
-      : null,
-    screens: screens ?? (stripAnswerKeys(material.screens, { secret: answerKeySecret }) as LearnerScreens),
-  };
-}
-
-type PlayerTheme = NonNullable<PlayerCourseDto['theme']>;
 
 export interface IndexedScreen {
   id: string;

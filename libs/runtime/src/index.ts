@@ -12,7 +12,14 @@ export {
   type RuntimeConfig,
   type RuntimeOptions,
 } from './runtime.js';
-export { checkReadiness, type ReadinessCheck, type ReadinessDeps, type Readiness } from './readiness.js';
+export {
+  checkReadiness,
+  readinessBody,
+  type KindReadiness,
+  type ReadinessCheck,
+  type ReadinessDeps,
+  type Readiness,
+} from './readiness.js';
 export {
   startWorkerHttp,
   type WorkerHttp,

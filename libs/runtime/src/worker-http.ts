@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bearerMatches, type Metrics } from '@lectern/metrics';
 import type { Logger } from '@lectern/log';
-import { checkReadiness, type ReadinessDeps } from './readiness.js';
+import { checkReadiness, readinessBody, type ReadinessDeps } from './readiness.js';
 
 /** /readyz checks every dependency given (the object store only when the worker holds one). */
 export interface WorkerHttpDeps extends ReadinessDeps {
@@ -72,14 +72,8 @@ export async function startWorkerHttp(deps: WorkerHttpDeps, opts: WorkerHttpOpti
     if (path === '/healthz') {
       send(res, 200, { data: { status: 'ok' } });
     } else if (path === '/readyz') {
-      const r = await checkReadiness(deps);
-      send(
-        res,
-        r.ok ? 200 : 503,
-        r.ok
-          ? { data: { status: 'ready', checks: r.checks } }
-          : { error: 'service_unavailable', message: 'A dependency is unreachable', checks: r.checks },
-      );
+      const { status, body } = readinessBody(await checkReadiness(deps));
+      send(res, status, body);
     } else if (token && !bearerMatches(req.headers.authorization, token)) {
       send(
         res,

@@ -16,7 +16,7 @@ import { WebhookEnv } from '@lectern/webhooks';
 
 /** What `lectern start` reads: every piece but the workers' probe port. */
 const START = [BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ApiEnv, JobsEnv, WebhookEnv] as const;
-/** What apps/csv-worker reads. */
+/** What `lectern worker csv` reads. */
 const CSV_WORKER = [BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, WorkerEnv] as const;
 
 const loadConfig = (env: Record<string, string>) => parseEnv(START, env);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { imageKind, isFetchable, mapBlockMedia, playableKind, svgHazard } from '@lectern/scorm';
+import { imageKind, isFetchable, playableKind, svgHazard } from '@lectern/scorm';
 import { fetchToFile } from '@lectern/outbound';
 
 const hex = (h: string, pad = 16) => Buffer.concat([Buffer.from(h, 'hex'), Buffer.alloc(pad)]);
@@ -70,52 +70,6 @@ describe('SCORM media: what is fetched, what it is, what may go in', () => {
     expect(isFetchable('HTTP://cdn.example/a.png')).to.equal(true);
     for (const v of ['media://asset/1', 'data:image/png;base64,AAAA', '/a.png', 'media/abc.png', '', 3, null])
       expect(isFetchable(v), String(v)).to.equal(false);
-  });
-
-  it('mapBlockMedia visits the media fields only, and leaves the screens it was given untouched', () => {
-    const screens = [
-      {
-        id: 's',
-        title: 'S',
-        blocks: [
-          { id: 'a', type: 'image', url: 'https://h/a.png', caption: 'keep' },
-          { id: 'b', type: 'video', url: 'https://h/v.mp4', poster: 'https://h/p.png' },
-          { id: 'c', type: 'audio', url: 'https://h/a.mp3' },
-          { id: 'd', type: 'video_chapters', url: 'https://h/v.mp4' },
-          { id: 'e', type: 'hotspot', image: 'https://h/h.png' },
-          {
-            id: 'f',
-            type: 'slideshow',
-            slides: [{ id: 'x', image: 'https://h/s.png' }, 'junk', { id: 'y' }],
-          },
-          { id: 'g', type: 'button', url: 'https://h/go' },
-          { id: 'h', type: 'resource', url: 'https://h/doc.pdf' },
-          { id: 'i', type: 'embed', url: 'https://h/page' },
-          { id: 'j', type: 'image', url: 'media://asset/1' },
-          { id: 'k', type: 'slideshow', slides: 'not a list' },
-        ],
-      },
-      'junk',
-    ];
-    const before = JSON.stringify(screens);
-    const seen: string[] = [];
-    const out = mapBlockMedia(screens, (url, cls) => (seen.push(`${cls} ${url}`), 'X'));
-    expect(seen).to.deep.equal([
-      'image https://h/a.png',
-      'playable https://h/v.mp4',
-      'image https://h/p.png',
-      'playable https://h/a.mp3',
-      'playable https://h/v.mp4',
-      'image https://h/h.png',
-      'image https://h/s.png',
-    ]);
-    expect(JSON.stringify(screens)).to.equal(before);
-    const blocks = (out[0] as { blocks: Record<string, unknown>[] }).blocks;
-    expect(blocks[0]).to.deep.equal({ id: 'a', type: 'image', url: 'X', caption: 'keep' });
-    expect(blocks[5].slides).to.deep.equal([{ id: 'x', image: 'X' }, 'junk', { id: 'y' }]);
-    for (const i of [6, 7, 8, 9, 10])
-      expect(blocks[i]).to.deep.equal((screens[0] as (typeof out)[0] & { blocks: unknown[] }).blocks[i]);
-    expect(out[1]).to.equal('junk');
   });
 
   it('the fetcher refuses a loopback or metadata address before connecting, and leaves no file', async () => {

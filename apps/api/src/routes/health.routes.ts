@@ -1,10 +1,18 @@
 import { z } from 'zod';
-import { checkReadiness } from '@lectern/runtime';
+import { checkReadiness, readinessBody } from '@lectern/runtime';
 import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
 
-/** Unkeyed probes: /healthz (the process is alive) and /readyz (PostgreSQL, NATS and the object store answer). */
-export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage'>) {
+/** How each worker kind hosted in this process stands (`lectern start`); absent when it hosts none. */
+const Kinds = z
+  .record(z.string(), z.object({ ready: z.boolean(), problem: z.string().optional() }))
+  .optional();
+
+/**
+ * Unkeyed probes: /healthz (the process is alive) and /readyz (PostgreSQL, NATS and the object store answer, and
+ * every worker kind hosted here started).
+ */
+export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'storage' | 'kinds'>) {
   pub.route(
     {
       method: 'get',
@@ -24,14 +32,14 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
     {
       method: 'get',
       path: '/readyz',
-      summary: 'Readiness: PostgreSQL, NATS and the object store reachable',
+      summary: 'Readiness: PostgreSQL, NATS and the object store reachable, hosted worker kinds started',
       tags: ['Health'],
       auth: 'public',
       responses: {
         200: {
           description: 'Ready',
           schema: z.object({
-            data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()) }),
+            data: z.object({ status: z.string(), checks: z.record(z.string(), z.string()), kinds: Kinds }),
           }),
         },
         503: {
@@ -39,17 +47,19 @@ export function healthRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus'
           schema: z.object({
             error: z.string(),
             message: z.string(),
+            status: z.string(),
             checks: z.record(z.string(), z.string()),
+            kinds: Kinds,
           }),
         },
       },
     },
     async (ctx) => {
-      const { ok, checks } = await checkReadiness({ orm: deps.orm, bus: deps.bus, storage: deps.storage });
-      ctx.status = ok ? 200 : 503;
-      ctx.body = ok
-        ? { data: { status: 'ready', checks } }
-        : { error: 'service_unavailable', message: 'A dependency is unreachable', checks };
+      const { status, body } = readinessBody(
+        await checkReadiness({ orm: deps.orm, bus: deps.bus, storage: deps.storage, kinds: deps.kinds }),
+      );
+      ctx.status = status;
+      ctx.body = body;
     },
   );
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { EntityManager } from '@lectern/db';
 import { AppError, HTTP_ERRORS, isAppError } from '@lectern/errors';
-import { getCourse, getTheme, listTranslations } from '@lectern/authoring';
-import { learnerCourse, materialOf, pickLocale } from '@lectern/learner-runs';
-import { playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
+import { courseDto, getCourse, getTheme, listTranslations, themeDto } from '@lectern/authoring';
+import { buildLearnerCourse, pickLocale, type LearnerCourse, type LearnerTheme } from '@lectern/learner-runs';
+import { playerPageHtml, type PlayerAssets } from '@lectern/player';
 import type { ApiRouter } from '../http/router.js';
 import type { PreviewTokens } from '../player-keys.js';
 import { PLAYER_ASSETS_PATH } from './player-assets.routes.js';
@@ -21,8 +21,6 @@ export interface PreviewDeps {
 }
 
 export const PREVIEW_PATH = '/preview';
-
-type ThemeRow = Parameters<typeof learnerCourse>[2];
 
 const CreatePreview = z
   .object({
@@ -54,13 +52,12 @@ async function storedCourse(
   courseId: string,
   lang: string | null,
   answerKeySecret: string,
-): Promise<PlayerCourse> {
-  const course = await getCourse(em, workspaceId, courseId);
-  let theme: ThemeRow | null = null;
+): Promise<LearnerCourse> {
+  const course = courseDto(await getCourse(em, workspaceId, courseId));
+  let theme: LearnerTheme | null = null;
   if (course.themeId) {
     try {
-      const t = await getTheme(em, workspaceId, course.themeId);
-      theme = { id: t.id, name: t.name, tokens: t.tokens, customFonts: t.customFonts };
+      theme = themeDto(await getTheme(em, workspaceId, course.themeId));
     } catch (err) {
       if (!isAppError(err) || err.code !== 'not_found') throw err;
     }
@@ -72,19 +69,8 @@ async function storedCourse(
     lang,
   );
   const translation = translations.find((t) => t.locale === locale) ?? null;
-  const row = {
-    id: course.id,
-    contentHash: course.contentHash,
-    title: course.title,
-    screens: course.screens,
-    direction: course.direction,
-    locale: course.locale,
-    passingScore: course.passingScore === null ? null : Number(course.passingScore),
-    quizFeedback: course.quizFeedback,
-    navigation: course.navigation,
-  };
-  const served = learnerCourse(row, materialOf(row, translation), theme, answerKeySecret);
-  return { ...served, customFonts: course.customFonts as PlayerCourse['customFonts'] } as PlayerCourse;
+  // No version is given: a draft changes under the same id, so nothing of it is cached.
+  return buildLearnerCourse({ course, translation, theme }, { answerKeys: { secret: answerKeySecret } });
 }
 
 /**

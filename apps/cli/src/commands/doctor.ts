@@ -11,6 +11,7 @@ import { createLogger } from '@lectern/log';
 import { createOrm, ping } from '@lectern/db';
 import { connectBus } from '@lectern/bus';
 import { createStorage } from '@lectern/storage';
+import { WORKER_KINDS, WORKER_KIND_NAMES } from '@lectern/job-registry';
 import { START_ENV } from '../start-env.js';
 
 /** Every variable any Lectern process reads: what `lectern start` reads, and the workers' probe port. */
@@ -40,7 +41,24 @@ export async function doctorCommand(): Promise<number> {
   await checkPostgres(cfg, line);
   await checkNats(cfg, line);
   await checkObjectStore(cfg, line);
+  checkWorkerKinds(line);
   return problems ? 1 : 0;
+}
+
+/** What each worker kind checks before it starts (files it needs, settings it derives), with the fix. */
+function checkWorkerKinds(line: Line): void {
+  for (const name of WORKER_KIND_NAMES) {
+    try {
+      WORKER_KINDS[name].preflight(process.env);
+      line(true, `${name} worker`, 'can start');
+    } catch (err) {
+      line(
+        false,
+        `${name} worker`,
+        `cannot start: ${(err as Error).message.replace(/\n/g, ' ')} (lectern start runs everything else)`,
+      );
+    }
+  }
 }
 
 async function checkPostgres(cfg: DbConfig, line: Line): Promise<void> {

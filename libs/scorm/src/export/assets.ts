@@ -6,61 +6,8 @@ import { fontKind, imageKind, playableKind, svgHazard, type MediaClass } from '.
 /** What a URL is fetched as: a font face, or the media class of the block field that holds it. */
 export type AssetUse = 'font' | MediaClass;
 
-/**
- * The block fields that hold media the player loads (`<img>`, `<video>`, `<audio>`, a poster), and what they may
- * hold. Fields that navigate or frame another page (`button.url`, `resource.url`, `embed.url`) are not media:
- * they stay as they are.
- */
-const MEDIA_FIELDS: Record<string, { field: string; cls: MediaClass }[]> = {
-  image: [{ field: 'url', cls: 'image' }],
-  video: [
-    { field: 'url', cls: 'playable' },
-    { field: 'poster', cls: 'image' },
-  ],
-  audio: [{ field: 'url', cls: 'playable' }],
-  video_chapters: [{ field: 'url', cls: 'playable' }],
-  hotspot: [{ field: 'image', cls: 'image' }],
-};
-/** Lists of items whose fields are media: `slideshow.slides[].image`. */
-const MEDIA_ITEMS: Record<string, { list: string; field: string; cls: MediaClass }[]> = {
-  slideshow: [{ list: 'slides', field: 'image', cls: 'image' }],
-};
-
 /** Only absolute http(s) URLs are fetched: data: URLs are inside already, `media://` and paths are not ours to fetch. */
 export const isFetchable = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\/\S+$/i.test(v);
-
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * A copy of the screens with every fetchable media URL passed through `swap` (given the field's class); nothing
- * else changes. Used twice: once to collect the URLs (swap returns them as they are), once to point them at the
- * packaged files.
- */
-export function mapBlockMedia<S>(screens: S[], swap: (url: string, cls: MediaClass) => string): S[] {
-  return screens.map((s) => {
-    if (!isRec(s) || !Array.isArray(s.blocks)) return s;
-    const blocks = s.blocks.map((b: unknown) => {
-      if (!isRec(b) || typeof b.type !== 'string') return b;
-      let out = b;
-      for (const { field, cls } of MEDIA_FIELDS[b.type] ?? []) {
-        if (isFetchable(b[field])) out = { ...out, [field]: swap(b[field], cls) };
-      }
-      for (const { list, field, cls } of MEDIA_ITEMS[b.type] ?? []) {
-        const items = b[list];
-        if (!Array.isArray(items)) continue;
-        out = {
-          ...out,
-          [list]: items.map((it: unknown) =>
-            isRec(it) && isFetchable(it[field]) ? { ...it, [field]: swap(it[field], cls) } : it,
-          ),
-        };
-      }
-      return out;
-    });
-    return { ...s, blocks } as S;
-  });
-}
 
 export interface PackedFile {
   /** The entry in the package: `fonts/<sha256-16>.<ext>` or `media/<sha256-16>.<ext>`. */

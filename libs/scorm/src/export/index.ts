@@ -25,11 +25,4 @@ export {
   type PlayableExt,
   type MediaClass,
 } from './sniff.js';
-export {
-  mapBlockMedia,
-  packAssets,
-  isFetchable,
-  SVG_MAX_BYTES,
-  type AssetUse,
-  type PackedFile,
-} from './assets.js';
+export { packAssets, isFetchable, SVG_MAX_BYTES, type AssetUse, type PackedFile } from './assets.js';

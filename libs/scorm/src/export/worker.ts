@@ -16,8 +16,13 @@ import {
 } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { courseDto, themeDto } from '@lectern/authoring';
-import { materialOf } from '@lectern/learner-runs';
-import { playerAssets, playerPageHtml, type PlayerConfig, type PlayerCourse } from '@lectern/player';
+import {
+  buildLearnerCourse,
+  mediaRefs,
+  type LearnerCourseSource,
+  type MediaRef,
+} from '@lectern/learner-runs';
+import { playerAssets, playerPageHtml, type PlayerConfig } from '@lectern/player';
 import type { Storage } from '@lectern/storage';
 import {
   runJobWorker,
@@ -29,7 +34,7 @@ import {
 } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { buildManifest } from './manifest.js';
-import { isFetchable, mapBlockMedia, packAssets, type AssetUse, type PackAssetsOptions } from './assets.js';
+import { isFetchable, packAssets, type AssetUse, type PackAssetsOptions } from './assets.js';
 
 export const SCORM_EXPORT_KIND = 'scorm.export' as const;
 /** Durable consumer name (`<prefix>_scorm-export`): every scorm-worker process shares the export queue. */
@@ -81,13 +86,6 @@ export interface CourseEntry {
   theme: ReturnType<typeof themeDto> | null;
 }
 
-interface CustomFontRef {
-  family: string;
-  url: string;
-  weight?: number;
-  style?: string;
-}
-
 const canonical = (tag: string): string | null => {
   try {
     return Intl.getCanonicalLocales(tag)[0] ?? null;
@@ -95,6 +93,13 @@ const canonical = (tag: string): string | null => {
     return null;
   }
 };
+
+/**
+ * What the package carries inside: every font, and the blocks' images, video and audio and the theme's logo when
+ * they are absolute http(s) URLs. Downloads (`resource.url`) stay links.
+ */
+const packable = (ref: MediaRef): ref is MediaRef & { use: AssetUse } =>
+  ref.use === 'font' || (ref.use !== 'file' && isFetchable(ref.url));
 
 /** `<slug>-scorm2004.zip`: the title in lower-case ASCII words, or the course id when nothing is left. */
 export function packageFileName(title: string, courseId: string, version: ScormExportJobInput['version']) {
@@ -196,69 +201,40 @@ export function scormExportHandler(deps: ScormExportDeps) {
   ): Promise<ScormExportJobResult> => {
     const { courseId, version, lang, track } = job.input;
     const { course, translations, theme } = await loadCourse(ctx.em, job.workspaceId, courseId);
-    const translation = pickTranslation(course, translations, lang);
-    const material = materialOf(course, translation);
+    const source: LearnerCourseSource = {
+      course: courseDto(course),
+      translation: pickTranslation(course, translations, lang),
+      theme: theme && themeDto(theme),
+    };
+    // The learner's copy with the answer keys (the package grades in the browser); instructor notes are left out
+    // (course.json keeps them).
+    const stored = await buildLearnerCourse(source, { answerKeys: 'kept' });
     const assets = playerAssets(deps.assetsDir);
-
-    const courseFonts = (course.customFonts ?? []) as CustomFontRef[];
-    const themeFonts = (theme?.customFonts ?? []) as CustomFontRef[];
-    const tokens = (theme?.tokens ?? {}) as { logoUrl?: unknown };
-    // Instructor notes are for authors and facilitators: the learner's copy leaves them out (course.json keeps them).
-    const screens = (material.screens as { blocks?: { type?: unknown }[] }[]).map((s) => ({
-      ...s,
-      blocks: Array.isArray(s.blocks) ? s.blocks.filter((b) => b?.type !== 'instructor_note') : [],
-    }));
-    const refs: { url: string; use: AssetUse }[] = [...courseFonts, ...themeFonts].map((f) => ({
-      url: f.url,
-      use: 'font',
-    }));
-    mapBlockMedia(screens, (url, use) => {
-      refs.push({ url, use });
-      return url;
-    });
-    if (isFetchable(tokens.logoUrl)) refs.push({ url: tokens.logoUrl, use: 'image' });
+    const refs = mediaRefs(stored).filter(packable);
 
     const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
       const packed = await packAssets(refs, { ...deps, dir });
       for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
-      const local = (url: string) => packed.names.get(url) ?? url;
-      const localFonts = (list: CustomFontRef[]) => list.map((f) => ({ ...f, url: local(f.url) }));
-
-      const playerCourse = {
-        id: course.id,
-        title: material.title,
-        direction: course.direction,
-        locale: material.locale,
-        quizFeedback: course.quizFeedback,
-        navigation: course.navigation,
-        passingScore: course.passingScore === null ? null : Number(course.passingScore),
-        contentHash: material.contentHash,
-        theme: theme
-          ? {
-              tokens: isFetchable(tokens.logoUrl)
-                ? { ...theme.tokens, logoUrl: local(tokens.logoUrl) }
-                : theme.tokens,
-              customFonts: localFonts(themeFonts),
-            }
-          : null,
-        customFonts: localFonts(courseFonts),
-        // Media fields point at the packaged files; course.json keeps the original URLs (the course's backup).
-        screens: mapBlockMedia(screens, local),
-      } as unknown as PlayerCourse;
+      // Media fields point at the packaged files (a file that could not be packaged keeps its URL); course.json
+      // keeps the original URLs (the course's backup).
+      const playerCourse = await buildLearnerCourse(source, {
+        answerKeys: 'kept',
+        mediaUrl: (ref) => (packable(ref) ? (packed.names.get(ref.url) ?? ref.url) : ref.url),
+      });
       const config: ScormPlayerConfig = {
         mode: 'scorm',
         scorm: version === 'scorm12' ? '1.2' : '2004',
         course: playerCourse,
-        lang: lang === null ? null : material.locale,
+        lang: lang === null ? null : playerCourse.locale,
         track,
       };
       const html = playerPageHtml({
         config,
         assets,
         assetBase: '.',
-        title: material.title,
-        lang: material.locale,
+        title: playerCourse.title,
+        lang: playerCourse.locale,
         dir: course.direction,
       });
       const entry = JSON.stringify(courseEntry(course, translations, theme));
@@ -274,11 +250,11 @@ export function scormExportHandler(deps: ScormExportDeps) {
       const manifest = buildManifest({
         version,
         courseId: course.id,
-        title: material.title,
-        lang: material.locale,
+        title: playerCourse.title,
+        lang: playerCourse.locale,
         files: entries.map((e) => e.name),
       });
-      const fileName = packageFileName(material.title, course.id, version);
+      const fileName = packageFileName(playerCourse.title, course.id, version);
       const zip = path.join(dir, 'package.zip');
       await writeZip(zip, [{ name: 'imsmanifest.xml', body: manifest }, ...entries]);
       const key = `jobs/${job.id}/${fileName}`;
@@ -309,7 +285,7 @@ export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof S
   };
 }
 
-/** The export worker alone, with its own settings (tests; apps/scorm-worker runs the registry's entries). */
+/** The export worker alone, with its own settings (tests; `lectern worker scorm` runs the registry's entries). */
 export function startScormExportWorker(
   deps: JobWorkerDeps & { storage: Pick<Storage, 'get' | 'putFile'> },
   settings: ScormExportSettings & { concurrency?: number },

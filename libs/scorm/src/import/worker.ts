@@ -22,7 +22,7 @@ import { ZipPackage, refused } from './zip-guard.js';
 import { planImport, type RoundtripCourse } from './import-package.js';
 
 export const SCORM_IMPORT_KIND = 'scorm.import' as const;
-/** Durable consumer name of the import kind (apps/scorm-worker runs it next to the export kind). */
+/** Durable consumer name of the import kind (`lectern worker scorm` runs it next to the export kind). */
 export const SCORM_IMPORT_APP = 'scorm-import';
 /** The blob of a scorm.import job that holds the uploaded package. */
 export const SCORM_BLOB = 'upload.zip';
@@ -126,7 +126,7 @@ export const scormImportJob: JobWorkerOptions<typeof SCORM_IMPORT_KIND> = {
   maxDeliver: 3,
 };
 
-/** The import kind alone (tests and benches; apps/scorm-worker runs it through the registry). */
+/** The import kind alone (tests and benches; `lectern worker scorm` runs it through the registry). */
 export function startScormImportWorker(
   deps: JobWorkerDeps,
   opts: { concurrency?: number } = {},

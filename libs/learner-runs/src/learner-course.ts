@@ -1,0 +1,232 @@
+import { keyedScreens, stripAnswerKeys } from '@lectern/courses';
+import type { CustomFont, PlayerCourseDto } from '@lectern/contracts';
+import { VersionCache, materialOf, type Material, type ServedTranslation } from './served.js';
+
+/**
+ * The learner's copy of a course: what the player is handed by the Player API (`POST /player/v1/runs`), the
+ * authors' preview and a SCORM package. Built here and nowhere else, so a rule about what a learner may see
+ * (no answer keys, no instructor notes, only known fields) or about how a media reference is served holds for
+ * all three at once (docs/player.md "Where a course comes from").
+ */
+
+/**
+ * The course as the player consumes it (the Player API's `PlayerCourse`), plus the course's own fonts where
+ * the caller serves them (the preview and SCORM packages; the Player API reads no fonts of the course).
+ */
+export type LearnerCourse = PlayerCourseDto & { customFonts?: CustomFont[] };
+export type LearnerTheme = NonNullable<PlayerCourseDto['theme']>;
+type LearnerScreens = PlayerCourseDto['screens'];
+
+/** The stored course (answer keys included), in its source locale. */
+export interface StoredCourse {
+  id: string;
+  title: string;
+  /** As stored: validated on write, read defensively (malformed screens and blocks are left out). */
+  screens: unknown;
+  direction: 'ltr' | 'rtl';
+  locale: string;
+  passingScore: number | null;
+  quizFeedback: 'deferred' | 'immediate';
+  navigation: 'default' | 'hidden';
+  /** The course's own fonts; when absent the learner copy has no `customFonts` field. */
+  customFonts?: CustomFont[];
+  /** Names this version of the course (content hash and `updated_at`): what is derived from it is cached by it. */
+  version?: string;
+}
+
+/** What a media field holds, for the resolver: an image, a video or audio file, a downloadable file, a font. */
+export type MediaUse = 'image' | 'playable' | 'file' | 'font';
+
+export interface MediaRef {
+  /** The reference as stored (SPEC.md "Media upload result": an identifier, not necessarily a fetchable URL). */
+  url: string;
+  use: MediaUse;
+}
+
+/**
+ * Turns a stored media reference into what the learner's browser loads (a signed URL; a file inside a SCORM
+ * package). Called once per field, never for links that navigate or frame another page (`button.url`,
+ * `embed.url`). Without one, every reference is served as stored (`servedAsStored`).
+ */
+export type MediaUrl = (ref: MediaRef) => string | Promise<string>;
+
+/** The default resolver: the reference as stored. */
+export const servedAsStored: MediaUrl = (ref) => ref.url;
+
+export interface LearnerCourseOptions {
+  /**
+   * `{ secret }`: the learner view (`stripAnswerKeys`, item ids keyed by the secret): the server grades.
+   * `'kept'`: the keys travel, for a SCORM package that grades in the browser (`keyedScreens`).
+   */
+  answerKeys: { secret: string } | 'kept';
+  mediaUrl?: MediaUrl;
+}
+
+export interface LearnerCourseSource {
+  course: StoredCourse;
+  /** The translation served (already picked, `pickLocale`), or null for the source. */
+  translation: ServedTranslation | null;
+  theme: LearnerTheme | null;
+}
+
+const views = new VersionCache<{ material: Material; screens: LearnerScreens }>(32);
+
+/**
+ * The served material (`materialOf`) and its screens in the learner's copy, computed once per course version,
+ * translation version and answer-key mode: every open of a published course serves the same screens until the
+ * course or its translation is edited (which changes the key). Without versions nothing is cached. The cached
+ * screens are shared: nothing below mutates them (the media pass copies what it changes).
+ */
+function screensOf(
+  course: StoredCourse,
+  translation: ServedTranslation | null,
+  answerKeys: LearnerCourseOptions['answerKeys'],
+): { material: Material; screens: LearnerScreens } {
+  const versioned = course.version !== undefined && (!translation || translation.version !== undefined);
+  const key = versioned
+    ? [
+        course.id,
+        course.version,
+        translation?.locale ?? '',
+        translation?.version ?? '',
+        answerKeys === 'kept' ? 'kept' : `secret:${answerKeys.secret}`,
+      ].join('|')
+    : null;
+  const hit = key ? views.get(key) : undefined;
+  if (hit) return hit;
+  const material = materialOf(course, translation);
+  const screens =
+    answerKeys === 'kept'
+      ? keyedScreens(material.screens)
+      : stripAnswerKeys(material.screens, { secret: answerKeys.secret });
+  const view = { material, screens };
+  if (key) views.set(key, view);
+  return view;
+}
+
+/**
+ * The learner's copy of `source.course` in the served locale, with its theme, every media reference passed
+ * through `options.mediaUrl`. Pure but for what the resolver does.
+ */
+export async function buildLearnerCourse(
+  source: LearnerCourseSource,
+  options: LearnerCourseOptions,
+): Promise<LearnerCourse> {
+  const { course, translation, theme } = source;
+  const { material, screens } = screensOf(course, translation, options.answerKeys);
+  const built: LearnerCourse = {
+    id: course.id,
+    title: material.title,
+    direction: course.direction,
+    locale: material.locale,
+    quizFeedback: course.quizFeedback,
+    navigation: course.navigation,
+    passingScore: course.passingScore,
+    contentHash: material.contentHash,
+    theme: theme && learnerTheme(theme),
+    screens,
+    ...(course.customFonts ? { customFonts: course.customFonts } : {}),
+  };
+  // Served as stored needs no pass: the hot path (every run open) copies nothing.
+  return options.mediaUrl ? resolveMedia(built, options.mediaUrl) : built;
+}
+
+/** The theme as served: its id, name, tokens and fonts, nothing else of the record a caller read. */
+function learnerTheme(theme: LearnerTheme): LearnerTheme {
+  return { id: theme.id, name: theme.name, tokens: theme.tokens, customFonts: theme.customFonts };
+}
+
+/** Every media reference of a learner copy, in the order `buildLearnerCourse` resolves them. */
+export function mediaRefs(course: LearnerCourse): MediaRef[] {
+  const refs: MediaRef[] = [];
+  mapMedia(course, (ref) => {
+    refs.push(ref);
+    return ref.url;
+  });
+  return refs;
+}
+
+async function resolveMedia(course: LearnerCourse, mediaUrl: MediaUrl): Promise<LearnerCourse> {
+  // Two passes: the references are resolved together (a signer may be asynchronous), then put in place.
+  const refs = mediaRefs(course);
+  const resolved = await Promise.all(refs.map((ref) => mediaUrl(ref)));
+  let i = 0;
+  return mapMedia(course, () => resolved[i++]);
+}
+
+/**
+ * The block fields that hold media the player loads or offers for download. Fields that navigate or frame
+ * another page (`button.url`, `embed.url`) are links, not media: they stay as they are. A new URL field in the
+ * block schemas (libs/contracts) must be listed here or there (test/unit/learner-runs/learner-course.test.ts).
+ */
+export const MEDIA_FIELDS: Readonly<Record<string, readonly { field: string; use: MediaUse }[]>> = {
+  image: [{ field: 'url', use: 'image' }],
+  video: [
+    { field: 'url', use: 'playable' },
+    { field: 'poster', use: 'image' },
+  ],
+  audio: [{ field: 'url', use: 'playable' }],
+  video_chapters: [{ field: 'url', use: 'playable' }],
+  hotspot: [{ field: 'image', use: 'image' }],
+  resource: [{ field: 'url', use: 'file' }],
+};
+/** Lists of items whose fields are media: `slideshow.slides[].image`. */
+export const MEDIA_ITEMS: Readonly<
+  Record<string, readonly { list: string; field: string; use: MediaUse }[]>
+> = {
+  slideshow: [{ list: 'slides', field: 'image', use: 'image' }],
+};
+/** URL fields of the block schemas that are links, not media. */
+export const LINK_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  embed: ['url'],
+  button: ['url'],
+};
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A copy of `course` with every media reference passed through `swap`, in a fixed order: the course's fonts,
+ * the theme's fonts, the blocks' media in reading order, the theme's logo. Only what changes is copied.
+ */
+function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string): LearnerCourse {
+  const fonts = (list: CustomFont[]) => list.map((f) => ({ ...f, url: swap({ url: f.url, use: 'font' }) }));
+  const customFonts = course.customFonts ? fonts(course.customFonts) : undefined;
+  const themeFonts = course.theme ? fonts(course.theme.customFonts) : undefined;
+  const screens = course.screens.map((s) => ({
+    ...s,
+    blocks: s.blocks.map((b) => {
+      let out = b;
+      for (const { field, use } of MEDIA_FIELDS[b.type] ?? []) {
+        const url = b[field];
+        if (typeof url === 'string') out = { ...out, [field]: swap({ url, use }) };
+      }
+      for (const { list, field, use } of MEDIA_ITEMS[b.type] ?? []) {
+        const items = b[list];
+        if (!Array.isArray(items)) continue;
+        out = {
+          ...out,
+          [list]: items.map((it: unknown) => {
+            if (!isRec(it)) return it;
+            const url = it[field];
+            return typeof url === 'string' ? { ...it, [field]: swap({ url, use }) } : it;
+          }),
+        };
+      }
+      return out;
+    }),
+  }));
+  let theme = course.theme;
+  if (theme && themeFonts) {
+    const logoUrl = theme.tokens.logoUrl;
+    theme = {
+      ...theme,
+      tokens:
+        logoUrl === undefined
+          ? theme.tokens
+          : { ...theme.tokens, logoUrl: swap({ url: logoUrl, use: 'image' }) },
+      customFonts: themeFonts,
+    };
+  }
+  return { ...course, theme, screens, ...(customFonts ? { customFonts } : {}) };
+}

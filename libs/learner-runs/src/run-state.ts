@@ -1,0 +1,263 @@
+import { invalid, type Issue } from '@lectern/errors';
+import { gradeAnswer } from '@lectern/courses';
+import type { EventBatch, EventBatchResultDto, EventPayload } from '@lectern/contracts';
+import { round2, screenPercent, type CourseIndex, type RunMaterial } from './served.js';
+import type { IdentityRef } from './completions.js';
+
+/**
+ * The rules of a run's state: what a batch of learner events does to it (screens, answers, time, the finish and
+ * its score). Pure: no database, no clock, no ids; `ingest.ts` reads the run, calls `applyEvents` and writes what
+ * it answers.
+ */
+
+/** An answer larger than this is refused (400): a learner's answer is an id, a few ids or a paragraph. */
+export const MAX_ANSWER_BYTES = 16 * 1024;
+
+/** A run as a batch finds it. */
+export interface RunSnapshot {
+  id: string;
+  courseId: string;
+  source: 'embed' | 'scorm';
+  status: 'in_progress' | 'completed';
+  /** The last finished pass, null before the first finish. */
+  attempt: number | null;
+  /** The pass under way; it is open while `attempt < pass`. */
+  pass: number;
+  passStartedAt: Date | string;
+  passTimeSeconds: number;
+  timeSpentSeconds: number;
+  contentHash: string;
+  lastScreenId: string | null;
+  progressPercent: number;
+  answers: Record<string, unknown>;
+  /** The run's previous call (or its open): reported time is capped by the wall time since. */
+  lastEventAt: Date | string;
+  course: {
+    title: string;
+    passingScore: number | null;
+    quizFeedback: 'deferred' | 'immediate';
+  };
+  identity: IdentityRef | null;
+}
+
+type BatchEventType = 'course.progress' | 'course.answered' | 'course.completed';
+/** An event a batch causes, in the order it happened; the caller stamps and records it. */
+export type BatchEvent = { [T in BatchEventType]: { type: T; data: EventPayload<T> } }[BatchEventType];
+
+/** The finish of a pass: the attempt to record. */
+export interface RunFinish {
+  attempt: number;
+  score: number | null;
+  passed: boolean | null;
+  passingScore: number | null;
+  startedAt: string;
+}
+
+/** What a batch makes of a run. */
+export interface BatchOutcome {
+  status: 'in_progress' | 'completed';
+  attempt: number | null;
+  progress: number;
+  lastScreenId: string | null;
+  answers: Record<string, unknown>;
+  timeSpentSeconds: number;
+  passTimeSeconds: number;
+  events: BatchEvent[];
+  finish: RunFinish | null;
+  /** The answer to the batch (and to every later delivery of the same batch id). */
+  response: EventBatchResultDto;
+}
+
+/** Refuses (400) a batch naming a screen or block the course does not have, or an answer missing or too big. */
+export function checkEvents(batch: EventBatch, idx: CourseIndex): void {
+  const issues: Issue[] = [];
+  batch.events.forEach((e, i) => {
+    if (e.type === 'screen' && !idx.screenIndex.has(e.screenId))
+      issues.push({
+        code: 'unknown_screen',
+        path: ['events', i, 'screenId'],
+        message: 'no screen with this id in the course',
+      });
+    if (e.type === 'answer') {
+      if (!idx.blocks.has(e.blockId))
+        issues.push({
+          code: 'unknown_block',
+          path: ['events', i, 'blockId'],
+          message: 'no block with this id in the course',
+        });
+      if (e.answer === undefined)
+        issues.push({ code: 'required', path: ['events', i, 'answer'], message: 'the answer is missing' });
+      else if (Buffer.byteLength(JSON.stringify(e.answer)) > MAX_ANSWER_BYTES)
+        issues.push({
+          code: 'too_big',
+          path: ['events', i, 'answer'],
+          message: `at most ${MAX_ANSWER_BYTES} bytes of JSON`,
+        });
+    }
+  });
+  if (issues.length) throw invalid('The batch names screens or blocks the course does not have', issues);
+}
+
+/** Reported time never exceeds the wall time since the run's previous call (or its open), in whole seconds. */
+export function creditedSeconds(claimed: number, lastEventAt: Date | string, now: Date): number {
+  const wall = Math.max(0, Math.ceil((now.getTime() - new Date(lastEventAt).getTime()) / 1000));
+  return Math.min(claimed, wall);
+}
+
+export interface Verdicts {
+  answers: { blockId: string; correct: boolean }[];
+  correct: number;
+  /** Percentage of graded blocks answered correctly, 2 decimals; null when the course grades nothing. */
+  percent: number | null;
+  /** Null without a passing score; a course that grades nothing is passed. */
+  passed: boolean | null;
+}
+
+/** Judges every graded block of the served course (an unanswered one is wrong) against the passing score. */
+export function judgePass(
+  served: CourseIndex,
+  answers: Record<string, unknown>,
+  passingScore: number | null,
+  secret: string,
+): Verdicts {
+  const verdicts = served.graded.map((blockId) => ({
+    blockId,
+    correct:
+      Object.hasOwn(answers, blockId) &&
+      gradeAnswer(served.blocks.get(blockId)!.block.raw, answers[blockId], { secret }),
+  }));
+  const correct = verdicts.filter((v) => v.correct).length;
+  const percent = verdicts.length ? round2((correct / verdicts.length) * 100) : null;
+  const passed = passingScore === null ? null : percent === null ? true : percent >= passingScore;
+  return { answers: verdicts, correct, percent, passed };
+}
+
+/**
+ * Applies a batch (already checked with `checkEvents` against `material.source`) to a run. A screen moves the
+ * position (an event each time it changes) and, during an open pass, the progress; arriving at the last screen
+ * during an open pass finishes it, judged after the whole batch (answers sent beside the last screen count).
+ * Answers are stored and graded only during an open pass (a learner reviewing after the finish changes nothing).
+ * Events name the course by its source title; grading reads the material of the locale served.
+ */
+export function applyEvents(
+  run: RunSnapshot,
+  batch: EventBatch,
+  material: RunMaterial,
+  opts: { secret: string; now: Date },
+): BatchOutcome {
+  const { source, served } = material;
+  const { course, identity } = run;
+  const courseRef = { id: run.courseId, title: course.title };
+  const events: BatchEvent[] = [];
+  const passOpen = (run.attempt ?? 0) < run.pass;
+  const answers = { ...run.answers };
+  let lastScreenId = run.lastScreenId;
+  let progress = run.progressPercent;
+  let reachedEnd = false;
+  let claimed = 0;
+  const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
+  const total = source.screens.length;
+
+  for (const e of batch.events) {
+    if (e.type === 'time') {
+      claimed += e.seconds;
+    } else if (e.type === 'screen') {
+      if (e.screenId === lastScreenId) continue;
+      const index = source.screenIndex.get(e.screenId)!;
+      const percent = screenPercent(index, total);
+      lastScreenId = e.screenId;
+      events.push({
+        type: 'course.progress',
+        data: {
+          course: { ...courseRef, totalScreens: total },
+          screen: { id: e.screenId, title: source.screens[index].title, index },
+          percent,
+          identity,
+        },
+      });
+      if (passOpen) {
+        progress = Math.max(progress, percent);
+        if (index === total - 1) reachedEnd = true;
+      }
+    } else if (passOpen) {
+      answers[e.blockId] = e.answer;
+      const at = served.blocks.get(e.blockId)!;
+      if (!served.graded.includes(e.blockId)) continue;
+      const correct = gradeAnswer(at.block.raw, e.answer, { secret: opts.secret });
+      const src = source.blocks.get(e.blockId)!;
+      events.push({
+        type: 'course.answered',
+        data: {
+          course: courseRef,
+          screen: { id: src.screen.id, title: src.screen.title },
+          block: { id: e.blockId, type: src.block.type },
+          correct,
+          identity,
+        },
+      });
+      if (course.quizFeedback === 'immediate') {
+        const explanation = at.block.raw.explanation;
+        feedback.push({
+          blockId: e.blockId,
+          correct,
+          ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
+        });
+      }
+    }
+  }
+
+  const credit = creditedSeconds(claimed, run.lastEventAt, opts.now);
+  const passTimeSeconds = run.passTimeSeconds + credit;
+  let status = run.status;
+  let attempt = run.attempt;
+  let finish: RunFinish | null = null;
+  if (reachedEnd) {
+    const v = judgePass(served, answers, course.passingScore, opts.secret);
+    const startedAt = new Date(run.passStartedAt).toISOString();
+    progress = 100;
+    status = 'completed';
+    attempt = run.pass;
+    events.push({
+      type: 'course.completed',
+      data: {
+        course: { ...courseRef, contentHash: run.contentHash },
+        identity,
+        completionId: run.id,
+        attempt: run.pass,
+        source: run.source,
+        score: { correct: v.correct, total: v.answers.length, percent: v.percent },
+        passed: v.passed,
+        passingScore: course.passingScore,
+        answers: v.answers,
+        startedAt,
+        completedAt: opts.now.toISOString(),
+        timeSpentSeconds: passTimeSeconds,
+      },
+    });
+    finish = {
+      attempt: run.pass,
+      score: v.percent,
+      passed: v.passed,
+      passingScore: course.passingScore,
+      startedAt,
+    };
+  }
+
+  const response: EventBatchResultDto = {
+    completion: { status, attempt, progressPercent: progress, lastScreenId },
+    ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
+    ...(finish ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt } } : {}),
+  };
+  return {
+    status,
+    attempt,
+    progress,
+    lastScreenId,
+    answers,
+    timeSpentSeconds: run.timeSpentSeconds + credit,
+    passTimeSeconds,
+    events,
+    finish,
+    response,
+  };
+}

@@ -55,6 +55,17 @@ module.exports = {
       to: { path: '^(libs|apps)/', pathNot: '^libs/contracts/' },
     },
     {
+      name: 'webhooks-only-from-apps',
+      severity: 'error',
+      comment:
+        'Only apps and job-registry (which composes every worker kind for the worker host) wire webhooks in; ' +
+        'no other library imports @lectern/webhooks. What other capabilities used to take from it is neutral: ' +
+        'outbound fetches and the private-network flag are @lectern/outbound, the installation secret key is ' +
+        '@lectern/secrets.',
+      from: { path: '^libs/', pathNot: ['^libs/webhooks/', '^libs/job-registry/'] },
+      to: { path: '^libs/webhooks/' },
+    },
+    {
       name: 'no-cycles',
       severity: 'error',
       comment: 'No import cycles: between libraries (the rule that matters) and inside one.',

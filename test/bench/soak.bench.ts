@@ -78,7 +78,7 @@ async function startLectern(port: number): Promise<{ child: ChildProcess; key: s
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ALLOW_PRIVATE_NETWORKS: 'true',
   });
   const child = spawn(
     process.execPath,

@@ -19,10 +19,10 @@ import { closeRuntime } from '@lectern/runtime';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
-  parseEncryptionKey,
   startWebhookWorker,
   type WebhookWorkerOptions,
 } from '@lectern/webhooks';
+import { parseEncryptionKey } from '@lectern/secrets';
 
 /**
  * The webhook benchmark (issue 4). Numbers only; nothing here asserts on timing.

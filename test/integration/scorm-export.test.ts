@@ -14,7 +14,8 @@ import { boundQuery } from '@lectern/db';
 import type { JobWorkerHandle } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
-import { fetchToFile, parseEncryptionKey } from '@lectern/webhooks';
+import { fetchToFile } from '@lectern/outbound';
+import { parseEncryptionKey } from '@lectern/secrets';
 import type { PlayerAssets } from '@lectern/player';
 import {
   makeWorkspace,

@@ -22,7 +22,8 @@ import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import { recordEvent } from '@lectern/events';
 import { EVENT_TYPES, EventPayloads, type EventPayload, type EventType } from '@lectern/contracts';
-import { startWebhookWorker, type ResolvedAddress, type WebhookWorkerOptions } from '@lectern/webhooks';
+import type { ResolvedAddress } from '@lectern/outbound';
+import { startWebhookWorker, type WebhookWorkerOptions } from '@lectern/webhooks';
 
 type Worker = { rt: TestRuntime; stop(): Promise<void> };
 
@@ -800,7 +801,7 @@ describe('webhooks: delivery against real receivers', function () {
         url: `http://hooks.example.com:${r.port}/hook`,
         eventTypes: ['identity.created'],
       });
-      const strict = await startWorker({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }, { lookup: rebound });
+      const strict = await startWorker({ ALLOW_PRIVATE_NETWORKS: 'false' }, { lookup: rebound });
       let d: DeliveryDto;
       try {
         await newLearner();
@@ -818,7 +819,7 @@ describe('webhooks: delivery against real receivers', function () {
 
       // Same name, same resolver, private networks allowed: it reaches the receiver (so the refusal was the guard),
       // connected to the checked address with the original Host header.
-      const lenient = await startWorker({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, { lookup: rebound });
+      const lenient = await startWorker({ ALLOW_PRIVATE_NETWORKS: 'true' }, { lookup: rebound });
       try {
         await waitDelivery(
           endpoint.id,

@@ -1,26 +1,11 @@
 import { expect } from 'chai';
 import type { EndpointDto } from '../support/webhooks.js';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, stat } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import {
-  makeWorkspace,
-  startTestApp,
-  testConfig,
-  type TestApp,
-  type TestWorkspace,
-} from '../support/context.js';
+import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
 import { call } from '../support/http.js';
-import { ConfigError } from '@lectern/config';
 import { boundQuery } from '@lectern/db';
-import {
-  checkEndpointUrl,
-  decryptSecret,
-  ensureWebhookSecretKey,
-  parseEncryptionKey,
-  type ResolvedAddress,
-} from '@lectern/webhooks';
+import type { ResolvedAddress } from '@lectern/outbound';
+import { decryptSecret, parseEncryptionKey } from '@lectern/secrets';
+import { checkEndpointUrl } from '@lectern/webhooks';
 
 type Endpoint = EndpointDto & { signingSecret?: string };
 type Issue = { code: string; path: (string | number)[]; message: string };
@@ -286,7 +271,7 @@ describe('webhooks: endpoints API', () => {
     let strict: TestApp;
     let sws: TestWorkspace;
     before(async () => {
-      strict = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' });
+      strict = await startTestApp({ ALLOW_PRIVATE_NETWORKS: 'false' });
       sws = await makeWorkspace(strict.rt.orm.em.fork(), 'scale', 'Strict');
     });
     after(async () => strict?.close());
@@ -371,42 +356,6 @@ describe('webhooks: endpoints API', () => {
         ...policy,
         lookup: async () => Promise.reject(Object.assign(new Error('x'), { code: 'ENOTFOUND' })),
       });
-    });
-  });
-
-  describe('the key that encrypts signing secrets', () => {
-    it('is generated once under DATA_DIR when unset, then reused', async () => {
-      const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-whkey-'));
-      const cfg = { ...testConfig({ DATA_DIR: dir }), WEBHOOK_SECRET_KEY: undefined };
-      const [a, b] = await Promise.all([ensureWebhookSecretKey(cfg), ensureWebhookSecretKey(cfg)]);
-      expect(a.WEBHOOK_SECRET_KEY).to.match(/^[0-9a-f]{64}$/);
-      expect(b.WEBHOOK_SECRET_KEY).to.equal(a.WEBHOOK_SECRET_KEY);
-      const file = path.join(dir, 'webhook-secret.key');
-      expect((await readFile(file, 'utf8')).trim()).to.equal(a.WEBHOOK_SECRET_KEY);
-      expect((await stat(file)).mode & 0o777).to.equal(0o600);
-      const again = await ensureWebhookSecretKey(cfg);
-      expect(again.WEBHOOK_SECRET_KEY).to.equal(a.WEBHOOK_SECRET_KEY);
-    });
-
-    it('is required in production, with a message that says how to fix it', async () => {
-      const cfg = { ...testConfig(), NODE_ENV: 'production' as const, WEBHOOK_SECRET_KEY: undefined };
-      const err = await ensureWebhookSecretKey(cfg).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(err).to.be.instanceOf(ConfigError);
-      expect((err as Error).message)
-        .to.include('WEBHOOK_SECRET_KEY')
-        .and.include('openssl rand -hex 32');
-      const bad = await ensureWebhookSecretKey({ ...cfg, WEBHOOK_SECRET_KEY: 'short' }).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(bad).to.be.instanceOf(ConfigError);
-      const good = randomBytes(32).toString('hex');
-      expect(
-        (await ensureWebhookSecretKey({ ...cfg, WEBHOOK_SECRET_KEY: good })).WEBHOOK_SECRET_KEY,
-      ).to.equal(good);
     });
   });
 });

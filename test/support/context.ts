@@ -98,7 +98,7 @@ export async function setupRun(): Promise<TestContext> {
     PORT: '0',
     HOST: '127.0.0.1',
     PUBLIC_URL: 'http://lectern.test',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
     WEBHOOK_RETRY_DELAYS: '1,1,1,1',
   });

@@ -11,7 +11,8 @@ import {
 } from '@lectern/config';
 import { PlayerEnv } from './player-env.js';
 import { closeRuntime, createRuntime, onShutdown, openStorage } from '@lectern/runtime';
-import { WebhookEnv, ensureWebhookSecretKey } from '@lectern/webhooks';
+import { ensureInstallationSecretKey } from '@lectern/secrets';
+import { WebhookEnv } from '@lectern/webhooks';
 import { startApiServer } from './server.js';
 
 // The API reads its HTTP settings, the job deadlines and the webhook settings, plus what its connections need.
@@ -19,7 +20,7 @@ const env = parseEnv(
   [BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ApiEnv, JobsEnv, WebhookEnv, PlayerEnv, CertificateEnv],
   process.env,
 );
-const cfg = await ensureWebhookSecretKey(env);
+const cfg = await ensureInstallationSecretKey(env);
 const rt = await createRuntime(cfg, { name: 'api' });
 const storage = await openStorage(cfg);
 const api = await startApiServer({ ...rt, storage, cfg });

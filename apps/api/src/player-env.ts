@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkedBy } from '@lectern/config';
-import { parseEncryptionKey } from '@lectern/webhooks';
+import { parseEncryptionKey } from '@lectern/secrets';
 
 /**
  * The player (/embed, /player/v1). RUN_TOKEN_KEY signs run tokens (HS256) and keys the learner-facing ids of

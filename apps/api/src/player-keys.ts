@@ -1,6 +1,11 @@
-import type { WebhookConfig } from '@lectern/webhooks';
 import type { PlayerConfig } from './player-env.js';
-import { decryptSecret, encryptSecret, parseEncryptionKey, webhookSecretKey } from '@lectern/webhooks';
+import {
+  decryptSecret,
+  encryptSecret,
+  installationSecretKey,
+  parseEncryptionKey,
+  type InstallationSecretConfig,
+} from '@lectern/secrets';
 import {
   derivePlayerKeys,
   runTokens,
@@ -69,13 +74,12 @@ export function previewTokens(key: () => Uint8Array, ttlSeconds = PREVIEW_TTL_SE
  * run tokens are signed with RUN_TOKEN_KEY, or a key derived from that same secret when it is unset.
  */
 export function lazyPlayerKeys(
-  cfg: Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'> &
-    Pick<PlayerConfig, 'RUN_TOKEN_KEY' | 'RUN_TOKEN_TTL_SECONDS'>,
+  cfg: InstallationSecretConfig & Pick<PlayerConfig, 'RUN_TOKEN_KEY' | 'RUN_TOKEN_TTL_SECONDS'>,
 ): () => PlayerKeys {
   let keys: PlayerKeys | undefined;
   return () => {
     if (keys) return keys;
-    const box = webhookSecretKey(cfg);
+    const box = installationSecretKey(cfg);
     const { runTokenKey, answerKeySecret } = cfg.RUN_TOKEN_KEY
       ? derivePlayerKeys(parseEncryptionKey(cfg.RUN_TOKEN_KEY, 'RUN_TOKEN_KEY'), { derived: false })
       : derivePlayerKeys(box, { derived: true });

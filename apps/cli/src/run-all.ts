@@ -5,7 +5,7 @@ import type { StartConfig } from './start-env.js';
 import { ApiKeySchema, WorkspaceSchema } from '@lectern/db';
 import { createKey, createWorkspace } from '@lectern/admin';
 import { hashKey } from '@lectern/auth';
-import { ensureWebhookSecretKey } from '@lectern/webhooks';
+import { ensureInstallationSecretKey } from '@lectern/secrets';
 import { closeRuntime, createRuntime, onShutdown, openStorage } from '@lectern/runtime';
 import { startApiServer } from '@lectern/api';
 import { runMigrate } from './commands/migrate.js';
@@ -19,7 +19,7 @@ import { print, withOrm } from './shared.js';
  */
 export async function runAll(env: StartConfig): Promise<void> {
   // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
-  const cfg = await ensureWebhookSecretKey(env);
+  const cfg = await ensureInstallationSecretKey(env);
   await runMigrate(cfg);
   const creds = await demoCredentials(cfg);
 

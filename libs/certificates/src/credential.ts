@@ -1,4 +1,4 @@
-import { createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { CompactSign, calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
 import {
   ed25519FromSeed,
@@ -8,7 +8,7 @@ import {
 } from '@lectern/config';
 import { iso, resolveCertificateTokens } from '@lectern/contracts';
 import { boundQuery, type EntityManager } from '@lectern/db';
-import { parseEncryptionKey, type WebhookConfig } from '@lectern/webhooks';
+import { deriveKey, installationSecretKey, type InstallationSecretConfig } from '@lectern/secrets';
 import { reportedScore, scoreOf, type IssuedCertificateRow } from './issue.js';
 import { verifyUrl } from './paths.js';
 
@@ -48,21 +48,11 @@ async function published(publicKey: KeyObject): Promise<PublishedKey> {
  */
 export async function credentialKeys(
   cfg: Pick<CertificateConfig, 'CREDENTIAL_SIGNING_KEY' | 'CREDENTIAL_RETIRED_KEYS'> &
-    Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'>,
+    InstallationSecretConfig,
 ): Promise<CredentialKeys> {
   const privateKey = cfg.CREDENTIAL_SIGNING_KEY
     ? parseCredentialSigningKey(cfg.CREDENTIAL_SIGNING_KEY)
-    : ed25519FromSeed(
-        new Uint8Array(
-          hkdfSync(
-            'sha256',
-            parseEncryptionKey(cfg.WEBHOOK_SECRET_KEY ?? '', 'WEBHOOK_SECRET_KEY'),
-            'lectern',
-            'credential signing v1',
-            32,
-          ),
-        ),
-      );
+    : ed25519FromSeed(deriveKey(installationSecretKey(cfg), 'credential signing v1'));
   const signing = { ...(await published(createPublicKey(privateKey))), privateKey };
   const retired = cfg.CREDENTIAL_RETIRED_KEYS ? parseRetiredCredentialKeys(cfg.CREDENTIAL_RETIRED_KEYS) : [];
   const all = [signing, ...(await Promise.all(retired.map(published)))];

@@ -1,8 +1,8 @@
 import { boundQuery } from '@lectern/db';
 import { CertificateEnv, type EnvOf } from '@lectern/config';
 import type { CertificateRenderResult } from '@lectern/contracts';
+import { OutboundEnv } from '@lectern/outbound';
 import type { Storage } from '@lectern/storage';
-import { WebhookEnv } from '@lectern/webhooks';
 import {
   runJobWorker,
   type ClaimedJob,
@@ -20,20 +20,16 @@ export const CERTIFICATE_RENDER_KIND = 'certificate.render' as const;
 export const CERTIFICATE_WORKER_APP = 'certificate-worker';
 
 /**
- * The configuration the render worker reads: the certificate settings, and the webhook flag that also decides
- * whether template logos may be fetched from private networks (one outbound-request policy). Only the flag of
- * the webhook settings: a worker never fails on a webhook variable it does not read.
+ * The configuration the render worker reads: the certificate settings, and the outbound flag that decides
+ * whether template logos may be fetched from private networks (one outbound-request policy for the service).
  */
-export const CERTIFICATE_WORKER_ENV = [
-  CertificateEnv,
-  WebhookEnv.pick({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true }),
-] as const;
+export const CERTIFICATE_WORKER_ENV = [CertificateEnv, OutboundEnv] as const;
 export type CertificateWorkerConfig = EnvOf<typeof CERTIFICATE_WORKER_ENV>;
 
 /** How pages are drawn: the faces and the logo fetch limits. */
 export interface CertificateRenderSettings {
   fonts: FontLibrary;
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: logos are fetched under the same policy as webhook deliveries. */
+  /** ALLOW_PRIVATE_NETWORKS: logos are fetched under the same policy as webhook deliveries. */
   allowPrivate: boolean;
   /** CERTIFICATE_LOGO_MAX_BYTES */
   logoMaxBytes: number;
@@ -57,7 +53,7 @@ export function certificateRenderSettings(
 ): CertificateRenderSettings {
   return {
     fonts,
-    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS,
     logoMaxBytes: cfg.CERTIFICATE_LOGO_MAX_BYTES,
     logoTimeoutMs: cfg.CERTIFICATE_LOGO_TIMEOUT_MS,
   };

@@ -26,7 +26,8 @@ import {
   missingFonts,
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
-import { WebhookEnv, ensureWebhookSecretKey, startWebhookWorker } from '@lectern/webhooks';
+import { ensureInstallationSecretKey } from '@lectern/secrets';
+import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 import type { Metrics } from '@lectern/metrics';
 
 /**
@@ -186,7 +187,7 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
     },
     async start(env, deps) {
       // Production without WEBHOOK_SECRET_KEY stops here with the fix in the message.
-      const cfg = await ensureWebhookSecretKey(parseEnv(WEBHOOK_ENV, env));
+      const cfg = await ensureInstallationSecretKey(parseEnv(WEBHOOK_ENV, env));
       return startWebhookWorker({ ...deps, cfg });
     },
   },

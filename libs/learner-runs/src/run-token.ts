@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { deriveKey } from '@lectern/secrets';
 import { scopedTokens } from './scoped-token.js';
 
 /**
@@ -52,9 +53,7 @@ export function derivePlayerKeys(
   runTokenKey: Uint8Array;
   answerKeySecret: string;
 } {
-  const runTokenKey = opts.derived
-    ? new Uint8Array(hkdfSync('sha256', material, 'lectern', 'run tokens v1', 32))
-    : new Uint8Array(material);
+  const runTokenKey = opts.derived ? deriveKey(material, 'run tokens v1') : new Uint8Array(material);
   const answerKeySecret = createHmac('sha256', runTokenKey).update('learner item ids v1').digest('hex');
   return { runTokenKey, answerKeySecret };
 }

@@ -13,7 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { checkUrlResolved, type HostResolver } from './ssrf.js';
+import { checkUrlResolved, type HostResolver } from '@lectern/outbound';
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 export const RESPONSE_BODY_LIMIT = 2048;
@@ -26,7 +26,7 @@ export interface DeliverOptions {
   headers: Record<string, string>;
   /** Deadline for the whole exchange. Default 5000. */
   timeoutMs?: number;
-  /** Skip the SSRF address/name policy (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true). */
+  /** Skip the SSRF address/name policy (ALLOW_PRIVATE_NETWORKS=true). */
   allowPrivate: boolean;
   /** DNS resolver override (default: dns.promises.lookup with all: true). */
   lookup?: HostResolver;

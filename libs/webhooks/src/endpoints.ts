@@ -9,14 +9,15 @@ import { LockMode } from '@mikro-orm/core';
 import { newId, WebhookEndpointSchema, type EntityManager, type WebhookEndpoint } from '@lectern/db';
 import { invalid, notFound } from '@lectern/errors';
 import type { CreateWebhook, UpdateWebhook } from '@lectern/contracts';
-import { encryptSecret, generateSigningSecret } from './secrets.js';
-import { checkUrl, checkUrlResolved, type HostResolver, type ResolvedAddress } from './ssrf.js';
+import { checkUrl, checkUrlResolved, type HostResolver, type ResolvedAddress } from '@lectern/outbound';
+import { encryptSecret } from '@lectern/secrets';
+import { generateSigningSecret } from './secrets.js';
 import { cancelPending } from './deliveries.js';
 
 export interface EndpointPolicy {
   /** Encrypts signing secrets at rest (WEBHOOK_SECRET_KEY). Only creation needs it. */
   key: () => Buffer;
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
+  /** ALLOW_PRIVATE_NETWORKS (`OutboundEnv`). */
   allowPrivate: boolean;
   /** DNS override (tests). */
   lookup?: HostResolver;

@@ -22,7 +22,7 @@ import { deliverOnce, type DeliveryResult } from './deliver.js';
 import { Batcher } from '@lectern/db';
 import { GROUP_COMMIT } from './group-commit.js';
 import { releaseClaims, renewClaims, type ClaimedDelivery } from './dispatcher.js';
-import type { HostResolver } from './ssrf.js';
+import type { HostResolver } from '@lectern/outbound';
 import { SigningSecrets } from './signing-secrets.js';
 import { KeyedLimiter } from './keyed-limiter.js';
 import { decideOutcome } from './outcome.js';

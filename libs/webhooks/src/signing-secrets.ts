@@ -5,7 +5,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Batcher, boundQuery } from '@lectern/db';
-import { decryptSecret } from './secrets.js';
+import { decryptSecret } from '@lectern/secrets';
 import { GROUP_COMMIT } from './group-commit.js';
 
 export class SigningSecrets {

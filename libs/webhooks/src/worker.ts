@@ -10,7 +10,7 @@ import type { Logger } from '@lectern/log';
 import type { Metrics } from '@lectern/metrics';
 import type { WebhookConfig } from './env.js';
 import { EventEnvelope } from '@lectern/contracts';
-import { webhookSecretKey } from './secret-key.js';
+import { installationSecretKey } from '@lectern/secrets';
 import { parseRetryDelays } from './retry.js';
 import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
 import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
@@ -18,7 +18,7 @@ import { fanOutEvents } from './fanout.js';
 import { Batcher } from '@lectern/db';
 import { startRelay } from '@lectern/events';
 import { createSender } from './sender.js';
-import type { HostResolver } from './ssrf.js';
+import type { HostResolver } from '@lectern/outbound';
 
 export interface WebhookWorkerOptions {
   /** DNS override for delivery-time resolution (tests). */
@@ -76,7 +76,7 @@ export async function startWebhookWorker(
 ): Promise<{ stop(): Promise<void> }> {
   const { bus, orm, cfg, metrics } = deps;
   const log = deps.log.child({ worker: 'webhook' });
-  const key = webhookSecretKey(cfg);
+  const key = installationSecretKey(cfg);
   const delays = parseRetryDelays(cfg.WEBHOOK_RETRY_DELAYS);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const concurrency = opts.concurrency ?? 512;
@@ -88,7 +88,7 @@ export async function startWebhookWorker(
     log,
     key,
     delays,
-    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS,
     lookup: opts.lookup,
     timeoutMs,
     perEndpoint: perEndpointRequests,

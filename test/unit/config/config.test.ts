@@ -164,8 +164,8 @@ describe('config: each process validates only what it reads', () => {
       'WEBHOOK_SECRET_KEY',
     ]);
     expect(parseEnv([WebhookEnv], {})).to.deep.equal({
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: false,
       WEBHOOK_WORKER_OUTBOX_RELAY: false,
+      ALLOW_PRIVATE_NETWORKS: false,
     });
   });
 });

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { imageKind, isFetchable, playableKind, svgHazard } from '@lectern/scorm';
-import { fetchToFile } from '@lectern/webhooks';
+import { fetchToFile } from '@lectern/outbound';
 
 const hex = (h: string, pad = 16) => Buffer.concat([Buffer.from(h, 'hex'), Buffer.alloc(pad)]);
 

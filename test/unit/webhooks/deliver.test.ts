@@ -11,7 +11,7 @@ import tls from 'node:tls';
 import { closeDeliveryAgents, deliverOnce, parseRetryAfter } from '@lectern/webhooks';
 import { generateSigningSecret } from '@lectern/webhooks';
 import { signatureHeaders } from '@lectern/webhooks';
-import type { ResolvedAddress } from '@lectern/webhooks';
+import type { ResolvedAddress } from '@lectern/outbound';
 
 interface Received {
   method: string;

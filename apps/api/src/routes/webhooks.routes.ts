@@ -26,12 +26,12 @@ import {
   resendDelivery,
   sendTestEvent,
   updateEndpoint,
-  webhookSecretKey,
   type EndpointPolicy,
   webhookDeliveryDetailDto,
   webhookDeliveryDto,
   webhookEndpointDto,
 } from '@lectern/webhooks';
+import { installationSecretKey } from '@lectern/secrets';
 import { errorResponses } from './shared.js';
 
 export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus' | 'cfg'>) {
@@ -39,8 +39,8 @@ export function webhookRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'bus
   const em = () => deps.orm.em.fork();
   let key: Buffer | undefined;
   const policy: EndpointPolicy = {
-    key: () => (key ??= webhookSecretKey(deps.cfg)),
-    allowPrivate: deps.cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    key: () => (key ??= installationSecretKey(deps.cfg)),
+    allowPrivate: deps.cfg.ALLOW_PRIVATE_NETWORKS,
   };
   const conflict = { 409: { description: 'conflict: the endpoint is inactive', schema: ErrorBody } };
 

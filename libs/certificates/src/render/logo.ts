@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fetchToFile, type HostResolver } from '@lectern/webhooks';
+import { fetchToFile, type HostResolver } from '@lectern/outbound';
 
 export interface LogoFetchOptions {
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: the same policy as webhook deliveries. */
+  /** ALLOW_PRIVATE_NETWORKS: the same policy as webhook deliveries. */
   allowPrivate: boolean;
   maxBytes: number;
   timeoutMs: number;
@@ -24,7 +24,7 @@ export function imageKind(bytes: Buffer): 'png' | 'jpeg' | null {
 
 /**
  * Fetches a template logo for the PDF with the service's one guarded download (`fetchToFile` of
- * libs/webhooks: the webhook SSRF policy, connected to exactly the address that was checked, no
+ * libs/outbound: the SSRF policy, connected to exactly the address that was checked, no
  * redirect, `maxBytes`, `timeoutMs` in all), through a temp file that is removed at once. Never
  * throws: a logo that cannot be had, or is not PNG/JPEG, is left out of the certificate and the
  * reason is returned for the log.
@@ -40,10 +40,11 @@ export async function fetchLogo(url: string, opts: LogoFetchOptions): Promise<Lo
       userAgent: 'Lectern-Certificates',
       file: path.join(dir, 'logo'),
       lookup: opts.lookup,
+      // Refused at the first bytes, before the rest of a wrong file is downloaded.
+      check: (head) =>
+        imageKind(head) === null ? 'not a PNG or JPEG image (SVG, WebP and others cannot be embedded)' : null,
     });
     if (!got.ok) return got;
-    if (imageKind(got.head) === null)
-      return { ok: false, reason: 'not a PNG or JPEG image (SVG, WebP and others cannot be embedded)' };
     return { ok: true, bytes: await readFile(got.file) };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fetchToFile, type GuardedFetchOptions } from '@lectern/webhooks';
+import { fetchToFile, type HostResolver } from '@lectern/outbound';
 import { fontKind, imageKind, playableKind, svgHazard, type MediaClass } from './sniff.js';
 
 /** What a URL is fetched as: a font face, or the media class of the block field that holds it. */
@@ -42,7 +42,7 @@ export interface PackAssetsOptions {
   packageMediaMaxBytes: number;
   /** A temp directory of this export; the caller removes it. */
   dir: string;
-  lookup?: GuardedFetchOptions['lookup'];
+  lookup?: HostResolver;
 }
 
 /** An SVG is read whole to be checked, so it has a cap of its own far below a video's. */

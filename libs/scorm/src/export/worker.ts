@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { WebhookEnv } from '@lectern/webhooks';
+import { OutboundEnv } from '@lectern/outbound';
 import { ScormEnv, type EnvOf } from '@lectern/config';
 import type { ScormExportJobInput, ScormExportJobResult } from '@lectern/contracts';
 import {
@@ -41,13 +41,10 @@ export const SCORM_EXPORT_KIND = 'scorm.export' as const;
 export const SCORM_EXPORT_APP = 'scorm-export';
 
 /**
- * What the export reads: the SCORM settings, and the webhook flag that also decides whether custom fonts and
- * media may be fetched from private networks (one outbound-request policy, as for certificate logos).
+ * What the export reads: the SCORM settings, and the outbound flag that decides whether custom fonts and media
+ * may be fetched from private networks (one outbound-request policy, as for certificate logos and webhooks).
  */
-export const SCORM_WORKER_ENV = [
-  ScormEnv,
-  WebhookEnv.pick({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true }),
-] as const;
+export const SCORM_WORKER_ENV = [ScormEnv, OutboundEnv] as const;
 export type ScormWorkerConfig = EnvOf<typeof SCORM_WORKER_ENV>;
 
 /** The fetch policy and caps of fonts and media (`PackAssetsOptions`), plus where the bundle and temp files are. */
@@ -65,7 +62,7 @@ export interface ScormExportDeps extends ScormExportSettings {
 export function scormExportSettings(cfg: ScormWorkerConfig): ScormExportSettings {
   return {
     assetsDir: cfg.PLAYER_ASSETS_DIR,
-    allowPrivate: cfg.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS,
     fontMaxBytes: cfg.SCORM_FONT_MAX_BYTES,
     fontTimeoutMs: cfg.SCORM_FONT_TIMEOUT_MS,
     mediaMaxBytes: cfg.SCORM_MEDIA_MAX_BYTES,

@@ -4,9 +4,8 @@ import {
   checkUrlResolved,
   isForbiddenAddress,
   normalizeHost,
-  parseAllowPrivate,
   type ResolvedAddress,
-} from '@lectern/webhooks';
+} from '@lectern/outbound';
 
 const deny = { allowPrivate: false };
 const allow = { allowPrivate: true };
@@ -16,7 +15,7 @@ const fixed =
   async (): Promise<ResolvedAddress[]> =>
     addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 
-describe('webhooks/ssrf', () => {
+describe('outbound/ssrf', () => {
   describe('normalizeHost', () => {
     const cases: [string, string, string][] = [
       ['127.1', 'ip4', '127.0.0.1'],
@@ -310,17 +309,6 @@ describe('webhooks/ssrf', () => {
         lookup: fixed('127.0.0.1'),
       });
       expect(r).to.include({ ok: true, address: '127.0.0.1', hostname: 'hooks.example.com' });
-    });
-  });
-
-  describe('parseAllowPrivate', () => {
-    it('parses WEBHOOK_ALLOW_PRIVATE_NETWORKS', () => {
-      expect(parseAllowPrivate(undefined)).to.equal(false);
-      expect(parseAllowPrivate('')).to.equal(false);
-      expect(parseAllowPrivate('false')).to.equal(false);
-      expect(parseAllowPrivate('true')).to.equal(true);
-      expect(parseAllowPrivate(' TRUE ')).to.equal(true);
-      expect(() => parseAllowPrivate('yes')).to.throw(/WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
     });
   });
 });

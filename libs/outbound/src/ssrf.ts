@@ -1,16 +1,18 @@
 /**
- * SSRF guard for webhook endpoint URLs.
+ * SSRF guard for every URL the service connects to on a customer's behalf: webhook endpoints, certificate logos,
+ * SCORM fonts and media, and what later features fetch.
  *
  * Two checks share one policy:
- * - `checkUrl` at create/update time: syntax (absolute http/https, no credentials), literal IP addresses in every
- *   spelling a resolver might accept (`127.1`, `2130706433`, `0x7f.1`, `017700000001`, `[::ffff:7f00:1]`, ...)
- *   and host names that are internal by definition (`localhost`, `*.localhost`, `metadata.google.internal`, ...).
- * - `checkUrlResolved` at delivery time: the same, plus DNS resolution of every address of the host. Any forbidden
- *   address refuses the whole host, and the first address is returned so the caller connects to exactly the
- *   address that was checked (see `deliverOnce`, which pins it through the `lookup` option).
+ * - `checkUrl` when a URL is stored (a webhook endpoint at create/update time): syntax (absolute http/https, no
+ *   credentials), literal IP addresses in every spelling a resolver might accept (`127.1`, `2130706433`, `0x7f.1`,
+ *   `017700000001`, `[::ffff:7f00:1]`, ...) and host names that are internal by definition (`localhost`,
+ *   `*.localhost`, `metadata.google.internal`, ...).
+ * - `checkUrlResolved` at connection time: the same, plus DNS resolution of every address of the host. Any
+ *   forbidden address refuses the whole host, and the first address is returned so the caller connects to exactly
+ *   the address that was checked (`openGuarded` and the webhook `deliverOnce` pin it through the `lookup` option).
  *
- * `allowPrivate: true` (WEBHOOK_ALLOW_PRIVATE_NETWORKS=true) switches the address and name policy off; syntax is
- * still checked and delivery still pins the resolved address.
+ * `allowPrivate: true` (ALLOW_PRIVATE_NETWORKS=true, `OutboundEnv`) switches the address and name policy off;
+ * syntax is still checked and a connection still pins the resolved address.
  */
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
@@ -38,6 +40,12 @@ export interface CheckOptions {
 
 export interface ResolveOptions extends CheckOptions {
   lookup?: HostResolver;
+  /**
+   * The address policy, `isForbiddenAddress` unless given. A seam for tests, which have only loopback servers:
+   * narrowing it to one loopback address lets another stand in for a public host (a redirect from "public" to
+   * "private" can then be tried for real). Production code never passes it.
+   */
+  isForbidden?: (address: string) => boolean;
 }
 
 export type ResolvedUrlCheck =
@@ -113,9 +121,9 @@ export function normalizeHost(host: string): NormalizedHost {
 // Address policy
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Azure wire server / metadata relay: a public address, but never a webhook receiver. */
+/** Azure wire server / metadata relay: a public address, but never a webhook receiver or a file host. */
 const METADATA_V4 = [ipaddr.IPv4.parse('168.63.129.16'), 32] as [ipaddr.IPv4, number];
-/** Global unicast: the only IPv6 space a webhook is delivered to. */
+/** Global unicast: the only IPv6 space the service connects to. */
 const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
 /** The well-known NAT64 prefix: the last 32 bits are the IPv4 address reached. */
 const NAT64_V6 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
@@ -215,14 +223,14 @@ function parseUrl(raw: string): ParsedUrl {
   return { ok: true, url, hostname, host };
 }
 
-function policyReason(host: NormalizedHost): string | null {
+function policyReason(host: NormalizedHost, isForbidden = isForbiddenAddress): string | null {
   if (host.kind === 'name') return forbiddenNameReason(host.address);
-  return isForbiddenAddress(host.address) ? `private address ${host.address}` : null;
+  return isForbidden(host.address) ? `private address ${host.address}` : null;
 }
 
 /**
  * Create/update-time check: absolute http(s) URL without credentials whose host is neither a forbidden literal
- * address (any spelling) nor an internal-only name. Does not touch DNS; delivery re-checks with
+ * address (any spelling) nor an internal-only name. Does not touch DNS; connecting re-checks with
  * `checkUrlResolved`.
  */
 export function checkUrl(url: string, opts: CheckOptions): UrlCheck {
@@ -236,7 +244,7 @@ export function checkUrl(url: string, opts: CheckOptions): UrlCheck {
 const defaultResolver: HostResolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
 /**
- * Delivery-time check: `checkUrl`, then resolution of every address of the host (refused if ANY is forbidden),
+ * Connection-time check: `checkUrl`, then resolution of every address of the host (refused if ANY is forbidden),
  * returning the first address to pin the connection to. IP-literal hosts are not resolved. With `allowPrivate`
  * the policy is skipped but the host is still resolved once and pinned. Never throws.
  */
@@ -245,7 +253,7 @@ export async function checkUrlResolved(url: string, opts: ResolveOptions): Promi
   if (!parsed.ok) return parsed;
   const { host, hostname } = parsed;
   if (!opts.allowPrivate) {
-    const reason = policyReason(host);
+    const reason = policyReason(host, opts.isForbidden);
     if (reason !== null) return { ok: false, reason };
   }
   if (host.kind !== 'name') {
@@ -265,7 +273,7 @@ export async function checkUrlResolved(url: string, opts: ResolveOptions): Promi
   for (const entry of addresses) {
     if (isIP(entry.address) === 0)
       return { ok: false, reason: `DNS lookup returned a non-address for ${hostname}` };
-    if (!opts.allowPrivate && isForbiddenAddress(entry.address)) {
+    if (!opts.allowPrivate && (opts.isForbidden ?? isForbiddenAddress)(entry.address)) {
       return { ok: false, reason: `private address ${entry.address}` };
     }
   }
@@ -277,15 +285,4 @@ export async function checkUrlResolved(url: string, opts: ResolveOptions): Promi
     address: first.address,
     family: isIP(first.address) === 6 ? 6 : 4,
   };
-}
-
-/**
- * Reads WEBHOOK_ALLOW_PRIVATE_NETWORKS: `true`/`1` -> true; unset, empty, `false`/`0` -> false; anything else
- * throws so a typo does not silently change the policy.
- */
-export function parseAllowPrivate(value: string | undefined): boolean {
-  const v = (value ?? '').trim().toLowerCase();
-  if (v === '' || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw new Error(`WEBHOOK_ALLOW_PRIVATE_NETWORKS must be "true" or "false", got ${JSON.stringify(value)}`);
 }

@@ -1,22 +1,32 @@
 /**
- * Where the key that encrypts signing secrets at rest comes from.
+ * The installation secret key: one 32-byte key per installation that encrypts secrets at rest (webhook signing
+ * secrets, embed-key secrets) and from which the keys nobody configured are derived (`deriveKey`: run tokens,
+ * certificate credentials).
  *
- * WEBHOOK_SECRET_KEY wins when set. In production it is required. Elsewhere (a laptop running `lectern start`) a
- * key is generated once and kept at DATA_DIR/webhook-secret.key (mode 0600), so endpoints created yesterday still
- * decrypt today. Every process of one installation must use the same key.
+ * Its variable keeps the name it had when webhooks were its only user, WEBHOOK_SECRET_KEY, so existing
+ * installations and manifests keep working. When set, it wins. In production it is required. Elsewhere (a laptop
+ * running `lectern start`) a key is generated once and kept at DATA_DIR/webhook-secret.key (mode 0600), so what was
+ * encrypted yesterday still decrypts today. Every process of one installation must use the same key.
  */
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, type BaseConfig } from '@lectern/config';
-import type { WebhookConfig } from './env.js';
-import { parseEncryptionKey } from './secrets.js';
+import { z } from 'zod';
+import { ConfigError, checkedBy, type BaseConfig } from '@lectern/config';
+import { parseEncryptionKey } from './encryption.js';
 
+/** The file under DATA_DIR holding a generated key; its name predates the key's other uses. */
 export const SECRET_KEY_FILE = 'webhook-secret.key';
 const VAR = 'WEBHOOK_SECRET_KEY';
 
+/** The configuration piece of the installation secret key; optional here, `ensureInstallationSecretKey` decides. */
+export const InstallationSecretEnv = z.object({
+  WEBHOOK_SECRET_KEY: checkedBy((v) => parseEncryptionKey(v, 'a 32-byte key')).optional(),
+});
+export type InstallationSecretConfig = z.output<typeof InstallationSecretEnv>;
+
 /** The 32-byte key from configuration; throws a ConfigError naming the variable when it is missing or malformed. */
-export function webhookSecretKey(cfg: Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'>): Buffer {
+export function installationSecretKey(cfg: InstallationSecretConfig): Buffer {
   try {
     return parseEncryptionKey(cfg.WEBHOOK_SECRET_KEY ?? '', VAR);
   } catch (err) {
@@ -28,11 +38,11 @@ export function webhookSecretKey(cfg: Pick<WebhookConfig, 'WEBHOOK_SECRET_KEY'>)
  * Returns `cfg` with WEBHOOK_SECRET_KEY set: the configured one (validated), or outside production the one kept
  * under DATA_DIR, generated on first use. Two processes starting at once agree on one key (exclusive create).
  */
-export async function ensureWebhookSecretKey<
-  C extends WebhookConfig & Pick<BaseConfig, 'NODE_ENV' | 'DATA_DIR'>,
+export async function ensureInstallationSecretKey<
+  C extends InstallationSecretConfig & Pick<BaseConfig, 'NODE_ENV' | 'DATA_DIR'>,
 >(cfg: C): Promise<Omit<C, 'WEBHOOK_SECRET_KEY'> & { WEBHOOK_SECRET_KEY: string }> {
   if (cfg.WEBHOOK_SECRET_KEY) {
-    webhookSecretKey(cfg);
+    installationSecretKey(cfg);
     return { ...cfg, WEBHOOK_SECRET_KEY: cfg.WEBHOOK_SECRET_KEY };
   }
   if (cfg.NODE_ENV === 'production') {

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { decryptSecret, encryptSecret, generateSigningSecret, parseEncryptionKey } from '@lectern/webhooks';
+import { decryptSecret, encryptSecret, parseEncryptionKey } from '@lectern/secrets';
+import { generateSigningSecret } from '@lectern/webhooks';
 
-describe('webhooks/secrets', () => {
+describe('secrets: encryption at rest', () => {
   const key = randomBytes(32);
 
   it('generates whsec_ + base64 of 32 random bytes', () => {

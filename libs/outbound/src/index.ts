@@ -1,0 +1,5 @@
+export * from './env.js';
+export * from './ssrf.js';
+export * from './request.js';
+export * from './fetch-to-file.js';
+export * from './guarded-fetch.js';

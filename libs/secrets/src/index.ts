@@ -1,0 +1,2 @@
+export * from './encryption.js';
+export * from './installation-secret.js';

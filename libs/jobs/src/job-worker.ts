@@ -131,6 +131,8 @@ interface ClaimRow {
   remaining_ms: number | null;
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Thrown inside the completing transaction to roll back the handler's rows when the job ended meanwhile. */
 class EndedMeanwhile extends Error {}
 
@@ -311,7 +313,8 @@ export async function processJobOf<N extends string, In, Out>(
       ? undefined
       : setTimeout(
           () => deadline.abort(new AppError('timeout', `job ${job.id} reached its deadline`)),
-          Math.max(0, claimed.remaining_ms),
+          // setTimeout fires at once past 2^31-1 ms; a deadline beyond ~24 days is the sweeper's alone.
+          Math.min(Math.max(0, claimed.remaining_ms), MAX_TIMER_MS),
         );
   let tmpDir: string | null = null;
   const ended = async () => {

@@ -194,6 +194,14 @@ describe('jobs: asynchronous jobs, redelivery and the sweeper (libs/jobs)', func
         (await recordJob(rt.orm.em.fork(), kind, { workspaceId: ws.id, input: { label: `j${i}` } })).id,
       );
     }
+    // A synchronous job has no deadline: its caller holds it, the sweeper leaves it alone.
+    const syncJob = 'job_sync_untouched';
+    await boundQuery(
+      rt.orm.em.fork(),
+      `insert into jobs (id, workspace_id, kind, status, input, attempts, created_at, updated_at)
+       values (?, ?, 'csv.import', 'processing', '{}'::jsonb, 5, now() - interval '1 day', now() - interval '1 day')`,
+      [syncJob, ws.id],
+    );
     // Half of them look claimed by a worker that died.
     await boundQuery(
       rt.orm.em.fork(),
@@ -226,6 +234,7 @@ describe('jobs: asynchronous jobs, redelivery and the sweeper (libs/jobs)', func
         expect(row.status, id).to.equal('failed');
         expect(row.error?.code, id).to.equal('timeout');
       }
+      expect((await job(syncJob)).status).to.equal('processing');
       await other.bus.nc.flush();
       await rt.bus.nc.flush();
       await rt.bus.nc.flush();

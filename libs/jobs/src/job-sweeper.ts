@@ -27,7 +27,7 @@ const ENDING = `status = 'failed', result = null, completed_at = now(), updated_
     when deadline_at <= now() then jsonb_build_object(
       'code', 'timeout',
       'message', format('The job did not finish within its deadline of %s s and was stopped',
-                        round(extract(epoch from deadline_at - created_at)::numeric, 1)),
+                        trim_scale(round(extract(epoch from deadline_at - created_at)::numeric, 1))),
       'details', jsonb_build_object('deadlineAt', deadline_at, 'attempts', attempts))
     else jsonb_build_object(
       'code', 'internal_error',

@@ -1,6 +1,6 @@
 /**
- * Synchronous commands (DESIGN.md "Synchronous commands"): the bus message, and
- * for each job kind the schema of its command, its input and its result.
+ * Jobs (DESIGN.md "Synchronous commands", docs/jobs.md "Asynchronous jobs"): the bus message, and
+ * for each job kind its mode, the schema of its command, its input and its result.
  * `JOB_SPECS` is the one typed list of every job kind (`JobKind` is its keys):
  * `runSyncJob` and `runJobWorker` (libs/jobs) are typed by it, and the job
  * registry (libs/job-registry) must hold exactly one worker per kind, or it does
@@ -25,7 +25,7 @@ export const JobCommand = z
 export type JobCommand = z.infer<typeof JobCommand>;
 
 /** The command of one kind: `kind` is that kind, so a command on another kind's subject fails its schema. */
-const jobCommandOf = <K extends string>(kind: K) =>
+export const jobCommandOf = <K extends string>(kind: K) =>
   z.object({ jobId: z.string().min(1), workspaceId: z.string().min(1), kind: z.literal(kind) });
 
 // ------------------------------------------------------------------- csv.import
@@ -212,28 +212,50 @@ export const ScormImportResponse = z
 
 // -------------------------------------------------------------------- the list
 
-export interface JobSpec<I extends z.ZodType, R extends z.ZodType> {
+/**
+ * How a kind runs (docs/jobs.md): `sync` — the API waits for the worker and answers with the result (its
+ * deadline is the caller's, per route); `async` — the API answers with the queued job at once, and the job
+ * carries its own deadline (past it the sweeper fails it as `timeout`, and the handler's signal fires) and its
+ * limit on claims (a worker that died counts as an attempt).
+ */
+export type JobMode = 'sync' | 'async';
+
+export interface SyncJobSpec<I extends z.ZodType, R extends z.ZodType> {
+  mode: 'sync';
   input: I;
   result: R;
 }
 
-type WithCommands<S> = {
-  [K in keyof S & string]: S[K] & { command: ReturnType<typeof jobCommandOf<K>> };
-};
-
-/** Adds each kind's command schema, built from the kind itself so the two cannot disagree. */
-function withCommands<S extends Record<string, JobSpec<z.ZodType, z.ZodType>>>(specs: S): WithCommands<S> {
-  return Object.fromEntries(
-    Object.entries(specs).map(([kind, spec]) => [kind, { ...spec, command: jobCommandOf(kind) }]),
-  ) as WithCommands<S>;
+export interface AsyncJobSpec<I extends z.ZodType, R extends z.ZodType> {
+  mode: 'async';
+  input: I;
+  result: R;
+  /** From the job's creation to the sweeper failing it, in ms: queueing time counts. */
+  deadlineMs: number;
+  /** Claims allowed, the first included; a delivery past it fails the job. */
+  maxAttempts: number;
 }
 
-/** Every synchronous job kind. A kind is `<capability>.<verb>`; its subject is `<prefix>.jobs.<kind>`. */
+export type JobSpec<I extends z.ZodType, R extends z.ZodType> = SyncJobSpec<I, R> | AsyncJobSpec<I, R>;
+
+type WithCommands<S> = {
+  [K in keyof S & string]: S[K] & { kind: K; command: ReturnType<typeof jobCommandOf<K>> };
+};
+
+/** Adds each kind's name and command schema, built from the kind itself so the two cannot disagree. */
+function withCommands<S extends Record<string, JobSpec<z.ZodType, z.ZodType>>>(specs: S): WithCommands<S> {
+  const entries: Record<string, unknown> = Object.fromEntries(
+    Object.entries(specs).map(([kind, spec]) => [kind, { ...spec, kind, command: jobCommandOf(kind) }]),
+  );
+  return entries as WithCommands<S>;
+}
+
+/** Every job kind. A kind is `<capability>.<verb>`; its subject is `<prefix>.jobs.<kind>`. */
 export const JOB_SPECS = withCommands({
-  'csv.import': { input: CsvImportJobInput, result: CsvImportJobResult },
-  'certificate.render': { input: CertificateRenderInput, result: CertificateRenderResult },
-  'scorm.export': { input: ScormExportJobInput, result: ScormExportJobResult },
-  'scorm.import': { input: ScormImportJobInput, result: ScormImportJobResult },
+  'csv.import': { mode: 'sync', input: CsvImportJobInput, result: CsvImportJobResult },
+  'certificate.render': { mode: 'sync', input: CertificateRenderInput, result: CertificateRenderResult },
+  'scorm.export': { mode: 'sync', input: ScormExportJobInput, result: ScormExportJobResult },
+  'scorm.import': { mode: 'sync', input: ScormImportJobInput, result: ScormImportJobResult },
 });
 
 /** The union of every job kind. */
@@ -243,3 +265,7 @@ export const JOB_KINDS = Object.freeze(Object.keys(JOB_SPECS)) as readonly JobKi
 export type JobCommandOf<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['command']>;
 export type JobInput<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['input']>;
 export type JobResult<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['result']>;
+/** The kinds whose API answers at once (`submitJob`); none in production yet. */
+export type AsyncJobKind = {
+  [K in JobKind]: (typeof JOB_SPECS)[K]['mode'] extends 'async' ? K : never;
+}[JobKind];

@@ -7,21 +7,25 @@ import { notifyJobDone, runConsumer, type Bus, type ConsumerHandle } from '@lect
 import type { Logger } from '@lectern/log';
 import type { Metrics } from '@lectern/metrics';
 import type { Storage } from '@lectern/storage';
-import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult } from '@lectern/contracts';
+import type { JobCommand, JobInput, JobKind, JobResult } from '@lectern/contracts';
 import { toStoredError, type StoredJobError } from './job-errors.js';
+import { jobKindSpec, type JobKindSpec } from './job-kind.js';
+import { failDueJob, startJobSweeper, type JobSweeperOptions } from './job-sweeper.js';
 
 /** A job as its handler sees it, after the claim. */
-export interface ClaimedJob<K extends JobKind> {
+export interface ClaimedJobOf<N extends string, In> {
   id: string;
   workspaceId: string;
-  kind: K;
+  kind: N;
   /** Parsed with the kind's input schema. */
-  input: JobInput<K>;
+  input: In;
   /** Blob name → object-store key (`jobs/<jobId>/<name>`). */
   blobs: Record<string, string>;
   /** 1 on the first claim; counts every claim, including redeliveries after a crash. */
   attempt: number;
 }
+
+export type ClaimedJob<K extends JobKind> = ClaimedJobOf<K, JobInput<K>>;
 
 export interface JobContext {
   /**
@@ -42,6 +46,11 @@ export interface JobContext {
    * removed when the delivery ends.
    */
   blobFile(name: string): string;
+  /**
+   * Fires at the job's deadline (asynchronous kinds; never for synchronous ones), when the sweeper fails the job
+   * as `timeout`: stop work then. Whatever the handler returns afterwards is not written over the failure.
+   */
+  signal: AbortSignal;
 }
 
 /** What `processJob` uses: PostgreSQL, NATS (done notices) and the object store (job blobs). */
@@ -58,18 +67,26 @@ export interface JobWorkerDeps extends JobDeps {
   metrics?: Pick<Metrics, 'jobs' | 'consumerMessage'>;
 }
 
-export type JobHandler<K extends JobKind> = (job: ClaimedJob<K>, ctx: JobContext) => Promise<JobResult<K>>;
+export type JobHandlerOf<N extends string, In, Out> = (
+  job: ClaimedJobOf<N, In>,
+  ctx: JobContext,
+) => Promise<Out>;
+export type JobHandler<K extends JobKind> = JobHandlerOf<K, JobInput<K>, JobResult<K>>;
 
-export interface JobWorkerOptions<K extends JobKind> {
-  kind: K;
+/** A worker of any kind described by a `JobKindSpec` (the lower layer; `JobWorkerOptions` is the typed one). */
+export interface JobWorkerOptionsOf<N extends string, In, Out> {
+  kind: N;
   /** Durable consumer name (`<prefix>_<app>`): every copy of a worker shares it, and so shares the queue. */
   app: string;
-  handler: JobHandler<K>;
+  handler: JobHandlerOf<N, In, Out>;
   /** Jobs run at once by this process. */
   concurrency?: number;
   /** Redelivery after a silent worker; the handler heartbeats meanwhile. Longer than the slowest step. */
   ackWaitMs?: number;
-  /** Deliveries before a retryable failure becomes the job's final error. */
+  /**
+   * Deliveries before a retryable failure becomes the job's final error. An asynchronous kind defaults to its
+   * `maxAttempts` + 1: the extra delivery finds a job whose worker died on its last attempt and fails it.
+   */
   maxDeliver?: number;
   backoffMs?: (deliveryCount: number) => number;
   /**
@@ -89,7 +106,11 @@ export interface JobWorkerOptions<K extends JobKind> {
    * this delivery's to finish.
    */
   readsOnly?: boolean;
+  /** Asynchronous kinds: the sweeper this worker starts (docs/jobs.md "Asynchronous jobs"). */
+  sweeper?: JobSweeperOptions;
 }
+
+export type JobWorkerOptions<K extends JobKind> = JobWorkerOptionsOf<K, JobInput<K>, JobResult<K>>;
 
 export type JobOutcome = 'completed' | 'failed' | 'skipped';
 
@@ -105,7 +126,15 @@ interface ClaimRow {
   workspace_id: string;
   input: Record<string, unknown> | null;
   attempts: number;
+  max_attempts: number | null;
+  /** Until the deadline by the database's clock; null for a synchronous job. */
+  remaining_ms: number | null;
 }
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Thrown inside the completing transaction to roll back the handler's rows when the job ended meanwhile. */
+class EndedMeanwhile extends Error {}
 
 export const JOB_DEFAULTS = { concurrency: 4, ackWaitMs: 30_000, maxDeliver: 5 } as const;
 
@@ -113,7 +142,7 @@ export const JOB_DEFAULTS = { concurrency: 4, ackWaitMs: 30_000, maxDeliver: 5 }
 async function failJob(
   em: EntityManager,
   jobId: string,
-  kind: JobKind,
+  kind: string,
   error: StoredJobError,
 ): Promise<boolean> {
   const rows = await boundQuery(
@@ -176,20 +205,25 @@ function blobsOf(input: Record<string, unknown> | null): Record<string, string> 
 }
 
 /**
- * Runs one delivery of a job command. Exported so tests (and a future sweeper) can drive
- * it without the bus. Returns what happened; throws only when the failure should be
- * retried (the consumer naks it with backoff).
+ * Runs one delivery of a job command. Exported so tests can drive it without the bus.
+ * Returns what happened; throws only when the failure should be retried (the consumer naks
+ * it with backoff).
  *
- * - The claim is one atomic UPDATE (`queued|processing` → `processing`, attempts + 1).
- *   A job that already ended is not claimed: the done notice is sent again (the API may
- *   still be waiting) and nothing else happens.
+ * - The claim is one atomic UPDATE (`queued|processing` → `processing`, attempts + 1,
+ *   `started_at` on the first). A job that already ended is not claimed: the done notice is
+ *   sent again (the API may still be waiting) and nothing else happens. An asynchronous job
+ *   past its deadline or out of attempts is not claimed either: it is failed (once, whoever
+ *   gets there first: this claim or a sweeper).
  * - The job's blobs are read from the object store next, outside any transaction.
- * - The handler runs in a transaction that first locks the job row and checks it is still
- *   `processing`; the result is written in that same transaction. Two deliveries of one
- *   job (a redelivery racing a slow worker) therefore produce one set of domain rows: the
- *   second waits for the lock, then finds the job completed and does nothing.
- * - A non-retryable AppError, or any error on the last delivery, ends the job as
- *   `failed` with `{code, message, issues, details}`; then the done notice.
+ * - The handler's rows and the job's result are written in one transaction that checks,
+ *   under the job row's lock, that the job is still `processing`. Two deliveries of one job
+ *   (a redelivery racing a slow worker) therefore produce one set of domain rows. A
+ *   synchronous kind locks the row before its handler runs, so the second delivery waits
+ *   and then does nothing. An asynchronous kind takes the lock only after its handler, so a
+ *   hung handler never blocks the sweeper; if the job ended meanwhile (failed at its
+ *   deadline, completed by another delivery), the handler's rows are rolled back.
+ * - A non-retryable AppError, or any error on the last delivery (or last attempt), ends the
+ *   job as `failed` with `{code, message, issues, details}`; then the done notice.
  */
 export async function processJob<K extends JobKind>(
   deps: JobDeps,
@@ -201,14 +235,35 @@ export async function processJob<K extends JobKind>(
   deliveryCount: number,
   log: Logger,
 ): Promise<JobOutcome> {
-  const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
+  return processJobOf(deps, jobKindSpec(opts.kind), opts, cmd, deliveryCount, log);
+}
+
+/** `processJob` for a kind given by its spec (the lower layer; a test's own kind). */
+export async function processJobOf<N extends string, In, Out>(
+  deps: JobDeps,
+  spec: JobKindSpec<N, In, Out>,
+  opts: Pick<
+    JobWorkerOptionsOf<N, In, Out>,
+    'handler' | 'maxDeliver' | 'blobsAs' | 'deleteBlobsWhenDone' | 'readsOnly'
+  >,
+  cmd: JobCommand,
+  deliveryCount: number,
+  log: Logger,
+): Promise<JobOutcome> {
+  const kind = spec.kind;
+  const maxDeliver = opts.maxDeliver ?? defaultMaxDeliver(spec);
   const em = deps.orm.em.fork();
+  // Null-safe on deadline_at and max_attempts: a synchronous job has neither and is claimed as before.
   const [claimed] = await boundQuery<ClaimRow>(
     em,
-    `update jobs set status = 'processing', attempts = attempts + 1, updated_at = now()
+    `update jobs set status = 'processing', attempts = attempts + 1,
+            started_at = coalesce(started_at, now()), updated_at = now()
       where id = ? and kind = ? and status in ('queued', 'processing')
-     returning id, workspace_id, input, attempts`,
-    [cmd.jobId, opts.kind],
+        and (max_attempts is null or attempts < max_attempts)
+        and (deadline_at is null or deadline_at > now())
+     returning id, workspace_id, input, attempts, max_attempts,
+               (extract(epoch from deadline_at - now()) * 1000)::float8 as remaining_ms`,
+    [cmd.jobId, kind],
   );
   if (!claimed) {
     const [row] = await boundQuery<{ status: string; kind: string }>(
@@ -218,11 +273,15 @@ export async function processJob<K extends JobKind>(
     );
     if (!row) {
       log.warn({ jobId: cmd.jobId }, 'job row not found (workspace deleted?); dropping the message');
-    } else if (row.kind !== opts.kind) {
+    } else if (row.kind !== kind) {
       log.error(
-        { jobId: cmd.jobId, kind: row.kind, expected: opts.kind },
+        { jobId: cmd.jobId, kind: row.kind, expected: kind },
         'job of another kind on this subject; dropping the message',
       );
+    } else if (await failDueJob(em, cmd.jobId)) {
+      log.warn({ jobId: cmd.jobId, kind }, 'job past its deadline or out of attempts; job failed');
+      notifyJobDone(deps.bus, cmd.jobId);
+      return 'failed';
     } else {
       log.info({ jobId: cmd.jobId, status: row.status }, 'job already ended; redelivery ignored');
       notifyJobDone(deps.bus, cmd.jobId);
@@ -230,25 +289,33 @@ export async function processJob<K extends JobKind>(
     return 'skipped';
   }
 
-  const jobLog = log.child({ jobId: claimed.id, kind: opts.kind, attempt: claimed.attempts });
+  const jobLog = log.child({ jobId: claimed.id, kind, attempt: claimed.attempts });
   const blobs = blobsOf(claimed.input);
-  const spec = JOB_SPECS[opts.kind];
   const input = spec.input.safeParse(claimed.input ?? {});
   if (!input.success) {
     jobLog.error({ issues: input.error.issues }, 'job input fails its schema; job failed');
-    await failJob(em, claimed.id, opts.kind, { code: 'internal_error', message: 'The job input is invalid' });
+    await failJob(em, claimed.id, kind, { code: 'internal_error', message: 'The job input is invalid' });
     notifyJobDone(deps.bus, claimed.id);
     return 'failed';
   }
-  const job: ClaimedJob<K> = {
+  const job: ClaimedJobOf<N, In> = {
     id: claimed.id,
     workspaceId: claimed.workspace_id,
-    kind: opts.kind,
-    input: input.data as JobInput<K>,
+    kind,
+    input: input.data,
     blobs,
     attempt: claimed.attempts,
   };
 
+  const deadline = new AbortController();
+  const deadlineTimer =
+    claimed.remaining_ms === null
+      ? undefined
+      : setTimeout(
+          () => deadline.abort(new AppError('timeout', `job ${job.id} reached its deadline`)),
+          // setTimeout fires at once past 2^31-1 ms; a deadline beyond ~24 days is the sweeper's alone.
+          Math.min(Math.max(0, claimed.remaining_ms), MAX_TIMER_MS),
+        );
   let tmpDir: string | null = null;
   const ended = async () => {
     if (opts.deleteBlobsWhenDone) await deleteBlobs(deps.storage, blobs, jobLog);
@@ -261,6 +328,7 @@ export async function processJob<K extends JobKind>(
     const contextOf = (handlerEm: EntityManager): JobContext => ({
       em: handlerEm,
       log: jobLog,
+      signal: deadline.signal,
       async readBlob(name) {
         const body = bytes.get(name);
         if (!body)
@@ -276,52 +344,66 @@ export async function processJob<K extends JobKind>(
         return file;
       },
     });
-    const checkResult = (result: unknown) => {
+    const checkResult = (result: unknown): Out => {
       const checked = spec.result.safeParse(result);
       if (!checked.success) {
-        throw new AppError(
-          'internal_error',
-          `the ${opts.kind} handler returned a result that fails its schema`,
-          {
-            retryable: false,
-            cause: checked.error,
-          },
-        );
+        throw new AppError('internal_error', `the ${kind} handler returned a result that fails its schema`, {
+          retryable: false,
+          cause: checked.error,
+        });
       }
       return checked.data;
     };
-    // A reads-only handler runs before the transaction, on its own EntityManager (no connection held meanwhile).
-    const early = opts.readsOnly ? checkResult(await opts.handler(job, contextOf(em.fork()))) : undefined;
-    const completed = await em.transactional(async (tx) => {
+    const stillProcessing = async (tx: EntityManager): Promise<boolean> => {
       const [locked] = await boundQuery<{ status: string }>(
         tx,
         'select status from jobs where id = ? for update',
         [job.id],
       );
-      if (locked?.status !== 'processing') return false;
-      const result = early ?? checkResult(await opts.handler(job, contextOf(tx)));
-      // Flush what the handler left in the unit of work before the job is marked done.
-      await tx.flush();
-      await boundQuery(
-        tx,
-        // clock_timestamp(), not now(): now() is when the transaction began, before the handler ran.
-        `update jobs set status = 'completed', result = ?::jsonb, error = null,
-                completed_at = clock_timestamp(), updated_at = clock_timestamp()
-          where id = ?`,
-        [JSON.stringify(result), job.id],
-      );
-      return true;
-    });
+      return locked?.status === 'processing';
+    };
+    const lockLate = spec.mode === 'async';
+    // A reads-only handler runs before the transaction, on its own EntityManager (no connection held meanwhile).
+    const early = opts.readsOnly ? checkResult(await opts.handler(job, contextOf(em.fork()))) : undefined;
+    const completed = await em
+      .transactional(async (tx) => {
+        if (!lockLate && !(await stillProcessing(tx))) return false;
+        const result = early ?? checkResult(await opts.handler(job, contextOf(tx)));
+        // Flush what the handler left in the unit of work before the job is marked done.
+        await tx.flush();
+        if (lockLate && !(await stillProcessing(tx))) throw new EndedMeanwhile();
+        await boundQuery(
+          tx,
+          // clock_timestamp(), not now(): now() is when the transaction began, before the handler ran.
+          `update jobs set status = 'completed', result = ?::jsonb, error = null,
+                  completed_at = clock_timestamp(), updated_at = clock_timestamp()
+            where id = ?`,
+          [JSON.stringify(result), job.id],
+        );
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof EndedMeanwhile) return false;
+        throw err;
+      });
     if (completed) await ended();
     notifyJobDone(deps.bus, job.id);
     if (!completed) {
-      jobLog.info('job ended by another delivery meanwhile; nothing done');
+      jobLog.info('job ended by another delivery or the sweeper meanwhile; nothing written');
       return 'skipped';
     }
     jobLog.info('job completed');
     return 'completed';
   } catch (err) {
-    const retry = isRetryable(err) && deliveryCount < maxDeliver;
+    if (deadline.signal.aborted) {
+      // The handler stopped at its deadline: the job ends as the sweeper ends it (if it has not already).
+      jobLog.warn({ err }, 'job stopped at its deadline');
+      if (await failDueJob(em, job.id)) await ended();
+      notifyJobDone(deps.bus, job.id);
+      return 'failed';
+    }
+    const attemptsLeft = claimed.max_attempts === null || claimed.attempts < claimed.max_attempts;
+    const retry = isRetryable(err) && deliveryCount < maxDeliver && attemptsLeft;
     if (retry) {
       // Leave the job `processing`; the consumer naks the message with backoff.
       throw err;
@@ -332,67 +414,86 @@ export async function processJob<K extends JobKind>(
     } else {
       jobLog.info({ code: stored.code, message: stored.message }, 'job refused');
     }
-    if (await failJob(em, job.id, opts.kind, stored)) await ended();
+    if (await failJob(em, job.id, kind, stored)) await ended();
     notifyJobDone(deps.bus, job.id);
     return 'failed';
   } finally {
+    clearTimeout(deadlineTimer);
     if (tmpDir) await rm(tmpDir, { recursive: true, force: true });
   }
 }
 
+/** Synchronous kinds: `JOB_DEFAULTS.maxDeliver`; asynchronous: one delivery past the last attempt. */
+function defaultMaxDeliver(spec: { mode: 'sync' } | { mode: 'async'; maxAttempts: number }): number {
+  return spec.mode === 'async' ? spec.maxAttempts + 1 : JOB_DEFAULTS.maxDeliver;
+}
+
 /**
- * The worker half of a synchronous command: one durable pull consumer on
- * `<prefix>.jobs.<kind>`, running `processJob` for each message. Several processes with
- * the same `app` share the queue. A message that fails the command schema is terminated,
- * and its job (when the id is readable) is failed so the API stops waiting.
+ * The worker half of a job kind: one durable pull consumer on `<prefix>.jobs.<kind>`,
+ * running `processJob` for each message. Several processes with the same `app` share the
+ * queue. A message that fails the command schema is terminated, and its job (when the id is
+ * readable) is failed so the API stops waiting. A worker of an asynchronous kind also runs
+ * a sweeper (`startJobSweeper`), stopped with it.
  */
 export async function runJobWorker<K extends JobKind>(
   deps: JobWorkerDeps,
   opts: JobWorkerOptions<K>,
 ): Promise<JobWorkerHandle> {
+  return runJobWorkerOf(deps, jobKindSpec(opts.kind), opts);
+}
+
+/** `runJobWorker` for a kind given by its spec (the lower layer; a test's own kind). */
+export async function runJobWorkerOf<N extends string, In, Out>(
+  deps: JobWorkerDeps,
+  spec: JobKindSpec<N, In, Out>,
+  opts: Omit<JobWorkerOptionsOf<N, In, Out>, 'kind'>,
+): Promise<JobWorkerHandle> {
   const { metrics } = deps;
+  const kind = spec.kind;
   const log = deps.log.child({ worker: opts.app });
   const counts: Record<JobOutcome, number> = { completed: 0, failed: 0, skipped: 0 };
   const count = (outcome: JobOutcome) => {
     counts[outcome]++;
-    metrics?.jobs.inc({ kind: opts.kind, outcome });
+    metrics?.jobs.inc({ kind, outcome });
   };
-  const maxDeliver = opts.maxDeliver ?? JOB_DEFAULTS.maxDeliver;
+  const maxDeliver = opts.maxDeliver ?? defaultMaxDeliver(spec);
   const handle: ConsumerHandle = await runConsumer({
     bus: deps.bus,
     spec: {
       stream: 'JOBS',
       app: opts.app,
-      filter: ['jobs', ...opts.kind.split('.')],
+      filter: ['jobs', ...kind.split('.')],
       ackWaitMs: opts.ackWaitMs ?? JOB_DEFAULTS.ackWaitMs,
       maxDeliver,
     },
     // The kind's own command schema: a message for another kind on this subject is poison.
-    schema: JOB_SPECS[opts.kind].command,
+    schema: spec.command,
     log,
     concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency,
     backoffMs: opts.backoffMs,
     onMessage: metrics?.consumerMessage,
     handler: async (cmd, { deliveryCount }) => {
-      count(await processJob(deps, { ...opts, maxDeliver }, cmd, deliveryCount, log));
+      count(await processJobOf(deps, spec, { ...opts, maxDeliver }, cmd, deliveryCount, log));
     },
     onGiveUp: async (payload, err) => {
       const jobId = (payload as { jobId?: unknown } | null)?.jobId;
       if (typeof jobId !== 'string' || jobId === '') return;
       // Only a job of this worker's kind: a stray message must not end another kind's job.
-      const ended = await failJob(deps.orm.em.fork(), jobId, opts.kind, toStoredError(err));
+      const ended = await failJob(deps.orm.em.fork(), jobId, kind, toStoredError(err));
       if (ended) {
         count('failed');
         notifyJobDone(deps.bus, jobId);
       }
     },
   });
-  log.info(
-    { kind: opts.kind, concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency },
-    'job worker started',
-  );
+  // Started with the worker, so no other process has to be wired for asynchronous jobs to end in time.
+  const sweeper = spec.mode === 'async' ? startJobSweeper(deps, opts.sweeper) : null;
+  log.info({ kind, concurrency: opts.concurrency ?? JOB_DEFAULTS.concurrency }, 'job worker started');
   return {
-    stop: () => handle.stop(),
+    async stop() {
+      await handle.stop();
+      await sweeper?.stop();
+    },
     inFlight: () => handle.inFlight(),
     stats: () => ({ ...counts }),
   };

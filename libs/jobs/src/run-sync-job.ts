@@ -13,7 +13,7 @@ import { JOB_SPECS, type JobCommand, type JobInput, type JobKind, type JobResult
 import { fromStoredError, jobTimeoutError, type StoredJobError } from './job-errors.js';
 
 /** `<prefix>.jobs.<capability>.<verb>`, e.g. `lectern.jobs.csv.import` (STYLE.md naming). */
-export function jobSubject(names: BusNames, kind: JobKind): string {
+export function jobSubject(names: BusNames, kind: string): string {
   return names.subject('jobs', ...kind.split('.'));
 }
 

@@ -15,7 +15,13 @@ export interface Job {
   attempts: number;
   createdAt: Date;
   updatedAt: Date;
+  /** The first claim; null while the job has never been claimed. */
+  startedAt: Date | null;
   completedAt: Date | null;
+  /** Asynchronous jobs only: past it the sweeper fails the job (`timeout`). */
+  deadlineAt: Date | null;
+  /** Asynchronous jobs only: claims allowed before the job fails. */
+  maxAttempts: number | null;
 }
 
 export const JobSchema = new EntitySchema<Job>({
@@ -25,6 +31,10 @@ export const JobSchema = new EntitySchema<Job>({
     {
       name: 'jobs_ws_kind_idx',
       expression: 'create index jobs_ws_kind_idx on jobs (workspace_id, kind, created_at desc)',
+    },
+    {
+      name: 'jobs_deadline_idx',
+      expression: 'create index jobs_deadline_idx on jobs (deadline_at) where deadline_at is not null',
     },
   ],
   properties: {
@@ -38,6 +48,9 @@ export const JobSchema = new EntitySchema<Job>({
     attempts: { type: 'integer', default: 0 },
     createdAt: { ...createdAt },
     updatedAt: { ...updatedAt },
+    startedAt: { ...timestamptz, nullable: true, fieldName: 'started_at' },
     completedAt: { ...timestamptz, nullable: true, fieldName: 'completed_at' },
+    deadlineAt: { ...timestamptz, nullable: true, fieldName: 'deadline_at' },
+    maxAttempts: { type: 'integer', nullable: true, fieldName: 'max_attempts' },
   },
 });

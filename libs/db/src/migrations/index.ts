@@ -7,6 +7,7 @@ import { Migration20261123000400_learner_runs } from './Migration20261123000400_
 import { Migration20261123000500_issued_certificates } from './Migration20261123000500_issued_certificates.js';
 import { Migration20261123000600_webhook_health } from './Migration20261123000600_webhook_health.js';
 import { Migration20261123000700_certificate_completion_fk } from './Migration20261123000700_certificate_completion_fk.js';
+import { Migration20261126000800_async_jobs } from './Migration20261126000800_async_jobs.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -28,4 +29,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261123000700_certificate_completion_fk',
     class: Migration20261123000700_certificate_completion_fk,
   },
+  { name: 'Migration20261126000800_async_jobs', class: Migration20261126000800_async_jobs },
 ];

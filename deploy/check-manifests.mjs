@@ -8,6 +8,7 @@
 import { readFile, readdir, access } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WORKER_KINDS } from './worker-kinds.mjs';
 
 const deployDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(deployDir, '..');
@@ -126,6 +127,37 @@ function checkKinds(where, command, env, kinds) {
 }
 const WORKER_PORT = 9090;
 
+/**
+ * JetStream durable app names the code declares: `export const X_APP = '…'` constants and `app: '…'` in consumer
+ * specs under libs/ (the durable is `<BUS_PREFIX>_<app>`, libs/bus busNames). The ScaledObjects must name these.
+ */
+async function codeDurableApps() {
+  const apps = new Set();
+  const walk = async (dir) => {
+    for (const e of await readdir(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules') await walk(p);
+      } else if (e.name.endsWith('.ts')) {
+        const src = await readFile(p, 'utf8');
+        for (const m of src.matchAll(/(?:\b[A-Z_]+_APP\s*=|\bapp:)\s*'([a-z0-9-]+)'/g)) apps.add(m[1]);
+      }
+    }
+  };
+  await walk(path.join(root, 'libs'));
+  return apps;
+}
+
+/** `['node', 'dist/apps/cli/src/main.js', 'worker', <kind>]` → kind; undefined for any other command. */
+function workerKindOf(command) {
+  const args = (command ?? []).map(String);
+  const i = args.indexOf('dist/apps/cli/src/main.js');
+  return i >= 0 && args[i + 1] === 'worker' ? args[i + 2] : undefined;
+}
+
+/** The per-kind entry points were folded into `lectern worker <kind>`: nothing in deploy/ may start one. */
+const OLD_WORKER_ENTRY = /apps\/[a-z-]+-worker\//;
+
 /** `node dist/apps/<app>/src/main.js` → does apps/<app>/src/main.ts exist? */
 async function checkEntry(where, command) {
   const script = (command ?? []).find((a) => typeof a === 'string' && /^dist\/.+\.js$/.test(a));
@@ -187,7 +219,19 @@ async function checkK8s(parser, env, api, workerSrc) {
   const secrets = names('Secret');
   const deployments = byKind('Deployment');
 
+  // Only what a Lectern container reads through envFrom holds Lectern variables (nats.yaml's ConfigMap is a file).
+  const envFromNames = new Set(
+    [...deployments, ...byKind('Job')].flatMap((o) =>
+      [
+        ...(o.doc.spec?.template?.spec?.initContainers ?? []),
+        ...(o.doc.spec?.template?.spec?.containers ?? []),
+      ]
+        .flatMap((c) => c.envFrom ?? [])
+        .map((src) => src.configMapRef?.name ?? src.secretRef?.name),
+    ),
+  );
   for (const { where, doc } of [...byKind('ConfigMap'), ...byKind('Secret')]) {
+    if (doc.kind === 'ConfigMap' && !envFromNames.has(doc.metadata?.name)) continue;
     for (const key of Object.keys({ ...doc.data, ...doc.stringData })) {
       if (!env.has(key)) fail(where, `${key} is not a variable libs/config knows (typo?)`);
     }
@@ -248,13 +292,18 @@ async function checkK8s(parser, env, api, workerSrc) {
         if (!env.has(e.name)) fail(cw, `env ${e.name} is not a variable libs/config knows`);
       await checkEntry(cw, c.command);
       const ports = new Set((c.ports ?? []).flatMap((p) => [p.name, p.containerPort]));
-      const isWorker = hostedKinds(c.command) !== null;
       checkKinds(
         cw,
         c.command,
         Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value])),
         await knownWorkerKinds(),
       );
+      if (OLD_WORKER_ENTRY.test((c.command ?? []).join(' ')))
+        fail(cw, 'runs an apps/*-worker entry point; use node dist/apps/cli/src/main.js worker <kind>');
+      const kind = workerKindOf(c.command);
+      const isWorker = kind !== undefined || hostedKinds(c.command) !== null;
+      if (kind !== undefined && !WORKER_KINDS[kind])
+        fail(cw, `worker kind ${kind} is not in deploy/worker-kinds.mjs`);
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
         const get = c[probe]?.httpGet;
         if (!get) continue;
@@ -283,12 +332,13 @@ async function checkK8s(parser, env, api, workerSrc) {
     }
   }
 
-  const podLabels = deployments.map((o) => o.doc.spec?.template?.metadata?.labels ?? {});
+  const workloads = [...deployments, ...byKind('StatefulSet')];
+  const podLabels = workloads.map((o) => o.doc.spec?.template?.metadata?.labels ?? {});
   for (const { where, doc } of byKind('Service')) {
-    const target = deployments.find((o) =>
+    const target = workloads.find((o) =>
       labelsMatch(doc.spec?.selector, o.doc.spec?.template?.metadata?.labels),
     );
-    if (!target) fail(where, 'selector matches no Deployment');
+    if (!target) fail(where, 'selector matches no Deployment or StatefulSet');
     const ports = new Set(
       (target?.doc.spec.template.spec.containers ?? []).flatMap((c) =>
         (c.ports ?? []).flatMap((p) => [p.name, p.containerPort]),
@@ -298,16 +348,209 @@ async function checkK8s(parser, env, api, workerSrc) {
       if (target && !ports.has(p.targetPort))
         fail(where, `targetPort ${p.targetPort} is not a container port`);
   }
+  const deploymentNamed = (name) => deployments.find((o) => o.doc.metadata?.name === name);
+  const scaledBy = new Map();
   for (const { where, doc } of byKind('HorizontalPodAutoscaler')) {
+    if (doc.apiVersion !== 'autoscaling/v2') fail(where, 'apiVersion must be autoscaling/v2');
     const ref = doc.spec?.scaleTargetRef;
-    if (ref?.kind !== 'Deployment' || !deployments.some((o) => o.doc.metadata.name === ref.name))
+    if (ref?.kind !== 'Deployment' || !deploymentNamed(ref.name))
       fail(where, `scaleTargetRef ${ref?.kind}/${ref?.name} not defined`);
-    if (!(doc.spec?.minReplicas <= doc.spec?.maxReplicas)) fail(where, 'minReplicas must be <= maxReplicas');
+    else scaledBy.set(ref.name, [...(scaledBy.get(ref.name) ?? []), where]);
+    if (!(doc.spec?.minReplicas >= 1 && doc.spec?.minReplicas <= doc.spec?.maxReplicas))
+      fail(where, 'needs 1 <= minReplicas <= maxReplicas');
+    const metrics = doc.spec?.metrics ?? [];
+    if (metrics.length === 0) fail(where, 'spec.metrics missing');
+    for (const m of metrics) {
+      const target = m.resource?.target;
+      if (m.type !== 'Resource' || !m.resource?.name || !target?.type)
+        fail(where, 'each metric needs type Resource, resource.name and resource.target.type');
+      else if (target.type === 'Utilization' && !(target.averageUtilization > 0))
+        fail(where, 'a Utilization target needs averageUtilization > 0');
+      if (m.type === 'Resource' && m.resource?.name === 'cpu' && ref?.kind === 'Deployment') {
+        const pod = deploymentNamed(ref.name)?.doc.spec?.template?.spec;
+        if (pod && !(pod.containers ?? []).every((c) => c.resources?.requests?.cpu))
+          fail(where, 'CPU utilization needs a CPU request on every container of the target');
+      }
+    }
   }
-  for (const { where, doc } of byKind('PodDisruptionBudget')) {
-    if (!podLabels.some((l) => labelsMatch(doc.spec?.selector?.matchLabels, l)))
-      fail(where, 'selector matches no Deployment');
+
+  // KEDA: one ScaledObject per worker kind, on the kind's durable consumers, named as the code names them.
+  const lecternConfig =
+    byKind('ConfigMap').find((o) => o.doc.metadata?.name === 'lectern-config')?.doc.data ?? {};
+  const prefix = lecternConfig.BUS_PREFIX ?? 'lectern';
+  const services = byKind('Service');
+  const statefulSets = byKind('StatefulSet');
+  const codeApps = await codeDurableApps();
+  // The registry's kinds and deploy/worker-kinds.mjs name the same set: a kind added to one is deployed by the other.
+  const registryKinds = await knownWorkerKinds();
+  for (const kind of registryKinds)
+    if (!WORKER_KINDS[kind])
+      fail('deploy/worker-kinds.mjs', `worker kind ${kind} of the registry is not deployed`);
+  for (const kind of Object.keys(WORKER_KINDS))
+    if (registryKinds.size > 0 && !registryKinds.has(kind))
+      fail('deploy/worker-kinds.mjs', `${kind} is not a worker kind of the registry (WORKER_KIND_NAMES)`);
+  for (const [kind, spec] of Object.entries(WORKER_KINDS))
+    for (const c of spec.consumers)
+      if (!codeApps.has(c.app))
+        fail('deploy/worker-kinds.mjs', `${kind}: no durable app '${c.app}' in libs/ (renamed in the code?)`);
+  const TRIGGER_KEYS = ['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold'];
+  const scaledObjects = byKind('ScaledObject');
+  for (const { where, doc } of scaledObjects) {
+    if (doc.apiVersion !== 'keda.sh/v1alpha1') fail(where, 'apiVersion must be keda.sh/v1alpha1');
+    const ref = doc.spec?.scaleTargetRef;
+    const target = deploymentNamed(ref?.name);
+    if ((ref?.kind ?? 'Deployment') !== 'Deployment' || !target) {
+      fail(where, `scaleTargetRef ${ref?.kind ?? 'Deployment'}/${ref?.name} not defined`);
+      continue;
+    }
+    scaledBy.set(ref.name, [...(scaledBy.get(ref.name) ?? []), where]);
+    if (target.doc.spec?.replicas !== undefined)
+      fail(
+        target.where,
+        'sets spec.replicas although a ScaledObject owns the count (every apply would reset it)',
+      );
+    const { minReplicaCount: min, maxReplicaCount: max } = doc.spec ?? {};
+    if (!(Number.isInteger(min) && Number.isInteger(max) && min >= 0 && min <= max && max >= 1))
+      fail(where, 'needs integer minReplicaCount <= maxReplicaCount (max >= 1)');
+    const kind = workerKindOf(target.doc.spec?.template?.spec?.containers?.[0]?.command);
+    const want = WORKER_KINDS[kind];
+    if (!want) {
+      fail(where, `targets ${ref.name}, which runs no worker kind of deploy/worker-kinds.mjs`);
+      continue;
+    }
+    const triggers = doc.spec?.triggers ?? [];
+    const nats = triggers.filter((t) => t.type === 'nats-jetstream');
+    for (const t of nats) {
+      const md = t.metadata ?? {};
+      for (const k of TRIGGER_KEYS)
+        if (md[k] === undefined || md[k] === '') fail(where, `trigger metadata.${k} missing`);
+      if (!(Number(md.lagThreshold) > 0)) fail(where, 'lagThreshold must be a positive number');
+      const [host, port] = String(md.natsServerMonitoringEndpoint ?? '').split(':');
+      const svc = services.find(
+        (o) => host === o.doc.metadata?.name || host?.startsWith(`${o.doc.metadata?.name}.`),
+      );
+      if (!svc)
+        fail(where, `natsServerMonitoringEndpoint ${md.natsServerMonitoringEndpoint} names no Service here`);
+      else {
+        if (svc.doc.spec?.clusterIP !== 'None')
+          fail(
+            where,
+            `${svc.doc.metadata.name} must be headless: KEDA queries the stream leader's pod through it`,
+          );
+        if (!(svc.doc.spec?.ports ?? []).some((p) => String(p.port) === port))
+          fail(where, `Service ${svc.doc.metadata.name} has no port ${port} (the NATS monitoring port)`);
+      }
+    }
+    const got = nats.map((t) => `${t.metadata?.stream} ${t.metadata?.consumer}`).sort();
+    const expected = want.consumers.map((c) => `${prefix}_${c.stream} ${prefix}_${c.app}`).sort();
+    if (JSON.stringify(got) !== JSON.stringify(expected))
+      fail(
+        where,
+        `nats-jetstream triggers [${got.join(', ')}] must be exactly [${expected.join(', ')}] (worker ${kind})`,
+      );
   }
+  for (const [name, by] of scaledBy)
+    if (by.length > 1)
+      fail(`Deployment/${name}`, `scaled by ${by.length} autoscalers (${by.join('; ')}); keep one`);
+
+  for (const { where, doc } of statefulSets) {
+    const tpl = doc.spec?.template;
+    if (
+      !labelsMatch(doc.spec?.selector?.matchLabels, tpl?.metadata?.labels) ||
+      !doc.spec?.selector?.matchLabels
+    )
+      fail(where, 'selector.matchLabels does not match the pod template labels');
+    const headless = services.find((o) => o.doc.metadata?.name === doc.spec?.serviceName);
+    if (!headless) fail(where, `serviceName ${doc.spec?.serviceName} is not a Service here`);
+    else if (headless.doc.spec?.clusterIP !== 'None')
+      fail(where, `Service ${doc.spec.serviceName} must be headless`);
+    if (!(tpl?.spec?.containers ?? []).length) fail(where, 'spec.template.spec.containers missing');
+    for (const c of tpl?.spec?.containers ?? []) {
+      if (!c.image) fail(`${where} container ${c.name}`, 'image missing');
+      if (!c.resources?.requests || !c.resources?.limits?.memory)
+        fail(`${where} container ${c.name}`, 'resources.requests and limits.memory required');
+    }
+    if (typeof tpl?.spec?.terminationGracePeriodSeconds !== 'number')
+      fail(where, 'terminationGracePeriodSeconds missing (graceful shutdown)');
+    if (tpl?.spec?.securityContext?.runAsNonRoot !== true)
+      fail(where, 'pod securityContext.runAsNonRoot must be true');
+    const mounts = new Set(
+      (tpl?.spec?.containers ?? []).flatMap((c) => (c.volumeMounts ?? []).map((m) => m.name)),
+    );
+    for (const vct of doc.spec?.volumeClaimTemplates ?? [])
+      if (!mounts.has(vct.metadata?.name))
+        fail(where, `volumeClaimTemplate ${vct.metadata?.name} is mounted nowhere`);
+  }
+  // The NATS cluster: JetStream on, a route to every pod, and BUS_REPLICAS no larger than the node count.
+  const natsSts = statefulSets.find((o) =>
+    /(^|\/)nats(:|$)/.test(o.doc.spec?.template?.spec?.containers?.[0]?.image?.split(':')[0] ?? ''),
+  );
+  if (!natsSts) fail('k8s', 'no NATS StatefulSet (the JetStream cluster)');
+  else {
+    const { where, doc } = natsSts;
+    const n = doc.spec?.replicas ?? 1;
+    if (n < 3 || n % 2 === 0)
+      fail(where, 'a JetStream cluster needs an odd number of nodes, at least 3 (quorum)');
+    const cmName = (doc.spec.template.spec.volumes ?? []).find((v) => v.configMap)?.configMap.name;
+    const conf =
+      byKind('ConfigMap').find((o) => o.doc.metadata?.name === cmName)?.doc.data?.['nats.conf'] ?? '';
+    if (!/jetstream\s*\{/.test(conf)) fail(where, 'nats.conf has no jetstream block');
+    if (!/cluster\s*\{/.test(conf)) fail(where, 'nats.conf has no cluster block');
+    for (let i = 0; i < n; i++) {
+      const route = `${doc.metadata.name}-${i}.${doc.spec.serviceName}.`;
+      if (!conf.includes(route)) fail(where, `nats.conf has no cluster route to ${route}…`);
+    }
+    const replicas = Number(lecternConfig.BUS_REPLICAS ?? 1);
+    if (!(replicas >= 1 && replicas <= n))
+      fail('lectern-config', `BUS_REPLICAS ${replicas} must be 1..${n} (the NATS nodes)`);
+    if (replicas < Math.min(3, n))
+      fail('lectern-config', `BUS_REPLICAS ${replicas}: set ${Math.min(3, n)} on the cluster`);
+    const client = `${doc.spec.serviceName}.`;
+    if (!String(lecternConfig.NATS_URL ?? '').includes(client))
+      warn(
+        'lectern-config',
+        `NATS_URL ${lecternConfig.NATS_URL} is not the StatefulSet's Service (${client}…)`,
+      );
+  }
+
+  const pdbs = byKind('PodDisruptionBudget');
+  for (const { where, doc } of pdbs) {
+    if (doc.apiVersion !== 'policy/v1') fail(where, 'apiVersion must be policy/v1');
+    if ((doc.spec?.minAvailable === undefined) === (doc.spec?.maxUnavailable === undefined))
+      fail(where, 'set exactly one of minAvailable and maxUnavailable');
+    if (
+      !podLabels.some((l) => labelsMatch(doc.spec?.selector?.matchLabels, l)) ||
+      !doc.spec?.selector?.matchLabels
+    )
+      fail(where, 'selector matches no Deployment or StatefulSet');
+  }
+  for (const o of workloads) {
+    const labels = o.doc.spec?.template?.metadata?.labels ?? {};
+    if (!pdbs.some((p) => labelsMatch(p.doc.spec?.selector?.matchLabels, labels)))
+      fail(o.where, 'no PodDisruptionBudget selects its pods');
+  }
+  for (const [kind, spec] of Object.entries(WORKER_KINDS)) {
+    const dep = deployments.find(
+      (o) => workerKindOf(o.doc.spec?.template?.spec?.containers?.[0]?.command) === kind,
+    );
+    if (!dep) fail('k8s', `worker kind ${kind} has no Deployment running \`worker ${kind}\``);
+    else if (dep.doc.spec?.template?.metadata?.labels?.['app.kubernetes.io/component'] !== spec.component)
+      fail(dep.where, `pods of worker ${kind} must carry app.kubernetes.io/component: ${spec.component}`);
+    else if (!scaledObjects.some((o) => o.doc.spec?.scaleTargetRef?.name === dep.doc.metadata.name))
+      fail(dep.where, `worker kind ${kind} has no ScaledObject`);
+  }
+  const apiDeployment = deployments.find((o) =>
+    (o.doc.spec?.template?.spec?.containers ?? []).some((c) =>
+      (c.command ?? []).join(' ').includes('apps/api/'),
+    ),
+  );
+  if (
+    apiDeployment &&
+    !byKind('HorizontalPodAutoscaler').some(
+      (o) => o.doc.spec?.scaleTargetRef?.name === apiDeployment.doc.metadata.name,
+    )
+  )
+    fail(apiDeployment.where, 'the API has no HorizontalPodAutoscaler');
   for (const want of [
     'Deployment',
     'Service',
@@ -316,6 +559,8 @@ async function checkK8s(parser, env, api, workerSrc) {
     'Secret',
     'HorizontalPodAutoscaler',
     'PodDisruptionBudget',
+    'StatefulSet',
+    'ScaledObject',
   ]) {
     if (byKind(want).length === 0) fail('k8s', `no ${want} defined`);
   }
@@ -394,15 +639,37 @@ async function checkCompose(parser, env, api, workerSrc) {
   else if (m[1] !== '/readyz' || !servesPath(api, m[1]))
     fail('compose api', `healthcheck path ${m[1]} must be /readyz, served by apps/api`);
   if ((services.api?.deploy?.replicas ?? 1) < 2) fail('compose api', 'expected 2 replicas');
-  for (const name of ['webhook-worker', 'csv-worker']) {
+  // One service per worker kind, from the same image and `worker <kind>` command, with its probe server checked.
+  for (const [kind, spec] of Object.entries(WORKER_KINDS)) {
+    const found = Object.entries(services).filter(([, svc]) => workerKindOf(svc.command) === kind);
+    if (found.length !== 1) {
+      fail(
+        'docker-compose.yml',
+        `worker kind ${kind}: expected one service running \`worker ${kind}\`, found ${found.length}`,
+      );
+      continue;
+    }
+    const [name, svc] = found[0];
+    if (name !== spec.component)
+      fail(`compose ${name}`, `the service of worker ${kind} is named ${spec.component}`);
     const wm = new RegExp(`127\\.0\\.0\\.1:${WORKER_PORT}(/[a-z]+)`).exec(
-      JSON.stringify(services[name]?.healthcheck?.test ?? ''),
+      JSON.stringify(svc.healthcheck?.test ?? ''),
     );
     if (!wm) fail(`compose ${name}`, `healthcheck must call the worker HTTP server on ${WORKER_PORT}`);
     else if (wm[1] !== '/readyz' || !workerServes(workerSrc, wm[1]))
       fail(`compose ${name}`, `healthcheck path ${wm[1]} must be /readyz, served by the worker HTTP server`);
-    if (String(services[name]?.environment?.WORKER_HTTP_PORT) !== String(WORKER_PORT))
+    if (String(svc.environment?.WORKER_HTTP_PORT) !== String(WORKER_PORT))
       fail(`compose ${name}`, `WORKER_HTTP_PORT must be ${WORKER_PORT} (the healthcheck calls it)`);
+  }
+  for (const [name, svc] of Object.entries(services)) {
+    if (OLD_WORKER_ENTRY.test(JSON.stringify(svc.command ?? '')))
+      fail(
+        `compose ${name}`,
+        'runs an apps/*-worker entry point; use node dist/apps/cli/src/main.js worker <kind>',
+      );
+    const kind = workerKindOf(svc.command);
+    if (kind !== undefined && !WORKER_KINDS[kind])
+      fail(`compose ${name}`, `worker kind ${kind} is not in deploy/worker-kinds.mjs`);
   }
   console.log(`compose: ${Object.keys(services).length} service(s) checked`);
 }
@@ -417,6 +684,11 @@ for (const p of ['/healthz', '/readyz', '/metrics']) {
 }
 await checkK8s(parser, env, api, workerSrc);
 await checkCompose(parser, env, api, workerSrc);
+// The image builds every process's entry into dist; the per-kind worker entry points are gone.
+const dockerfile = await readFile(path.join(deployDir, 'Dockerfile'), 'utf8');
+if (OLD_WORKER_ENTRY.test(dockerfile)) fail('Dockerfile', 'references an apps/*-worker entry point');
+if (!dockerfile.includes('test -f dist/apps/cli/src/main.js'))
+  fail('Dockerfile', 'the build must check dist/apps/cli/src/main.js (every worker runs from it)');
 for (const w of warnings) console.log(`warning: ${w}`);
 for (const p of problems) console.log(`FAIL: ${p}`);
 console.log(problems.length ? `${problems.length} problem(s)` : 'deploy manifests: ok');

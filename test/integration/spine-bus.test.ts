@@ -25,6 +25,14 @@ import {
 const Payload = z.object({ n: z.number() });
 type Payload = z.infer<typeof Payload>;
 const ACK_WAIT_MS = 1500;
+const refusal = async (p: Promise<unknown>): Promise<string> => {
+  try {
+    await p;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return 'accepted';
+};
 
 describe('spine: the bus consumer runner (JetStream)', () => {
   let bus: Bus;
@@ -339,6 +347,60 @@ describe('spine: the bus consumer runner (JetStream)', () => {
     expect(ci.config.ack_wait).to.equal(nanos(2500));
     expect(ci.config.ack_policy).to.equal('explicit');
     expect(ci.config.filter_subject).to.equal(bus.names.subject('jobs', 'test', spec.token, '>'));
+  });
+
+  it('provisioning leaves a matching stream alone and updates one whose settings differ, idempotently', async () => {
+    const jobs = bus.names.stream('JOBS');
+    await provisionStreams(bus);
+    const wanted = (await bus.jsm.streams.info(jobs)).config;
+    expect(wanted.num_replicas, 'BUS_REPLICAS defaults to 1').to.equal(1);
+    // Another limit on the server, as an older version or an operator's hand would leave it.
+    await bus.jsm.streams.update(jobs, { ...wanted, max_age: nanos(3_600_000) });
+    expect((await bus.jsm.streams.info(jobs)).config.max_age).to.equal(nanos(3_600_000));
+
+    const updates: string[] = [];
+    const streams = bus.jsm.streams;
+    const update = streams.update.bind(streams);
+    streams.update = (name, cfg) => {
+      updates.push(name);
+      return update(name, cfg);
+    };
+    try {
+      await provisionStreams(bus);
+      expect((await bus.jsm.streams.info(jobs)).config.max_age, 'the differing limit restored').to.equal(
+        wanted.max_age,
+      );
+      expect(updates, 'only the stream that differed was updated').to.deep.equal([jobs]);
+      await provisionStreams(bus, { replicas: 1 });
+      expect(updates, 'the same settings again change nothing').to.deep.equal([jobs]);
+    } finally {
+      streams.update = update;
+    }
+  });
+
+  it('BUS_REPLICAS above what the server can place is refused with a message naming the setting', async () => {
+    const cfg = testConfig();
+    const prefix = `${cfg.BUS_PREFIX}r${randomBytes(3).toString('hex')}`;
+    const other = await connectBus({ url: cfg.NATS_URL, prefix, name: 'replicas-test', log });
+    try {
+      // A new deployment: nothing is created.
+      const created = await refusal(provisionStreams(other, { replicas: 3 }));
+      expect(created).to.match(/^BUS_REPLICAS=3: the nats-server at this NATS_URL is not part of a cluster/);
+      expect(created).to.include('Set BUS_REPLICAS=1 for a single server');
+      const names: string[] = [];
+      for await (const si of other.jsm.streams.list()) names.push(si.config.name);
+      expect(names).not.to.include(other.names.stream('JOBS'));
+      // An existing deployment raising the setting (which this server would accept and then not keep): refused the
+      // same way, the stream untouched.
+      await provisionStreams(other, { replicas: 1 });
+      const updated = await refusal(provisionStreams(other, { replicas: 3 }));
+      expect(updated).to.match(/^BUS_REPLICAS=3: /);
+      expect((await other.jsm.streams.info(other.names.stream('JOBS'))).config.num_replicas).to.equal(1);
+    } finally {
+      for (const key of ['JOBS', 'EVENTS'] as const)
+        await other.jsm.streams.delete(other.names.stream(key)).catch(() => undefined);
+      await other.close();
+    }
   });
 
   it('provisioning deletes the retired DELIVERIES stream an earlier version left behind', async () => {

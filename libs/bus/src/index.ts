@@ -135,7 +135,10 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
 
 const DAY_MS = 86_400_000;
 
-function streamConfigs(names: BusNames): (Partial<StreamConfig> & { name: string })[] {
+type StreamSettings = Partial<StreamConfig> & { name: string };
+
+/** The streams libs/bus creates, in the form it creates them; exported so deploy/ checks can name them. */
+export function streamConfigs(names: BusNames, replicas = 1): StreamSettings[] {
   return [
     {
       name: names.stream('JOBS'),
@@ -145,6 +148,7 @@ function streamConfigs(names: BusNames): (Partial<StreamConfig> & { name: string
       discard: DiscardPolicy.Old,
       max_age: nanos(7 * DAY_MS),
       duplicate_window: nanos(10 * 60_000),
+      num_replicas: replicas,
     },
     {
       name: names.stream('EVENTS'),
@@ -154,6 +158,7 @@ function streamConfigs(names: BusNames): (Partial<StreamConfig> & { name: string
       discard: DiscardPolicy.Old,
       max_age: nanos(7 * DAY_MS),
       duplicate_window: nanos(60 * 60_000),
+      num_replicas: replicas,
     },
   ];
 }
@@ -174,15 +179,69 @@ async function isNotFound(err: unknown): Promise<boolean> {
  */
 const RETIRED_STREAMS = ['DELIVERIES'];
 
-/** Creates or updates every stream and deletes retired ones; safe to run from every process at every start. */
-export async function provisionStreams(bus: Bus): Promise<void> {
-  for (const cfg of streamConfigs(bus.names)) {
+export interface ProvisionOptions {
+  /** BUS_REPLICAS: copies of every stream. Default 1. */
+  replicas?: number;
+}
+
+/** The settings of `want` whose value on the server differs (arrays compared as JSON). */
+function differing(want: StreamSettings, have: StreamConfig): string[] {
+  const changed: string[] = [];
+  for (const [k, v] of Object.entries(want)) {
+    if (JSON.stringify(have[k as keyof StreamConfig]) !== JSON.stringify(v)) changed.push(k);
+  }
+  return changed;
+}
+
+/**
+ * JetStream's refusal of a replica count it cannot place, rewritten to name the setting that asked for it: a single
+ * nats-server answers "replicas > 1 not supported in non-clustered mode" (10074), a cluster with too few nodes
+ * "insufficient resources" (10023).
+ */
+function replicaError(err: unknown, name: string, replicas: number): Error | undefined {
+  if (replicas <= 1) return undefined;
+  const e = err as { api_error?: { err_code?: number }; message?: string };
+  const code = e?.api_error?.err_code;
+  if (
+    code !== 10074 &&
+    code !== 10023 &&
+    !/replicas|non-clustered|insufficient resources/i.test(e?.message ?? '')
+  )
+    return undefined;
+  return new Error(
+    `BUS_REPLICAS=${replicas}: nats-server refused ${replicas} replicas for stream ${name} (${e?.message ?? String(err)}). ` +
+      'Set BUS_REPLICAS to at most the number of JetStream nodes in the NATS cluster (1 for a single server).',
+    { cause: err },
+  );
+}
+
+/**
+ * Creates or updates every stream and deletes retired ones; safe to run from every process at every start. A stream
+ * whose settings already match is left alone (no update call, so replicas starting together do not race to rewrite
+ * it); one that differs (another BUS_REPLICAS, a changed limit) is updated in place.
+ */
+export async function provisionStreams(bus: Bus, opts: ProvisionOptions = {}): Promise<void> {
+  const replicas = opts.replicas ?? 1;
+  // nats-server 2.9 refuses a new stream with replicas > 1 outside a cluster but accepts the same change to an
+  // existing one (and then reports replicas it does not keep): refuse it here, before either.
+  if (replicas > 1 && !bus.nc.info?.cluster)
+    throw new Error(
+      `BUS_REPLICAS=${replicas}: the nats-server at this NATS_URL is not part of a cluster, so it keeps one copy of ` +
+        'each stream. Set BUS_REPLICAS=1 for a single server, or point NATS_URL at a JetStream cluster of at least ' +
+        `${replicas} nodes.`,
+    );
+  for (const cfg of streamConfigs(bus.names, replicas)) {
     try {
-      await bus.jsm.streams.info(cfg.name);
-      await bus.jsm.streams.update(cfg.name, cfg);
+      let have: StreamConfig | undefined;
+      try {
+        have = (await bus.jsm.streams.info(cfg.name)).config;
+      } catch (err) {
+        if (!(await isNotFound(err))) throw err;
+      }
+      if (!have) await bus.jsm.streams.add(cfg);
+      else if (differing(cfg, have).length > 0) await bus.jsm.streams.update(cfg.name, cfg);
     } catch (err) {
-      if (!(await isNotFound(err))) throw err;
-      await bus.jsm.streams.add(cfg);
+      throw replicaError(err, cfg.name, replicas) ?? err;
     }
   }
   for (const key of RETIRED_STREAMS) {

@@ -53,6 +53,11 @@ export const BusEnv = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and - only (used in stream and subject names)')
     .default('lectern'),
+  /**
+   * Copies JetStream keeps of every stream (3 on a 3-node cluster: one node can be lost or drained). A single
+   * nats-server refuses more than 1. At most 5, JetStream's own limit.
+   */
+  BUS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
 });
 export type BusConfig = z.output<typeof BusEnv>;
 

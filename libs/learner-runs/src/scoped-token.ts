@@ -44,8 +44,16 @@ export interface ScopedTokens {
  */
 const VERIFIED_KEPT = 10_000;
 
-/** `key` is read at each call, so a process without the key configured fails only when a token is needed. */
-export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): ScopedTokens {
+/**
+ * `key` is read at each call, so a process without the key configured fails only when a token is needed. `now`
+ * (milliseconds since the epoch) is the clock of signing, of jose's expiry check and of the remembered tokens, so a
+ * test can step past an `exp` instead of sleeping across a second boundary.
+ */
+export function scopedTokens(
+  key: () => Uint8Array,
+  kind: ScopedTokenKind,
+  now: () => number = Date.now,
+): ScopedTokens {
   const refuse = (why: string) => new AppError('unauthorized', `${kind.refused}: ${why}`);
   const verified = new VersionCache<{ claims: ScopedClaims; expMs: number }>(VERIFIED_KEPT);
   let verifiedWith: Uint8Array | undefined;
@@ -56,8 +64,8 @@ export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): Scop
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
         .setSubject(sub)
         .setAudience(kind.audience)
-        .setIssuedAt();
-      const exp = opts.ttlSeconds === undefined ? null : Math.floor(Date.now() / 1000) + opts.ttlSeconds;
+        .setIssuedAt(Math.floor(now() / 1000));
+      const exp = opts.ttlSeconds === undefined ? null : Math.floor(now() / 1000) + opts.ttlSeconds;
       if (exp !== null) jwt.setExpirationTime(exp);
       return { token: await jwt.sign(key()), exp };
     },
@@ -70,7 +78,7 @@ export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): Scop
       const hit = verified.get(token);
       if (hit) {
         // jose's rule: expired once now >= exp.
-        if (Date.now() < hit.expMs) return hit.claims;
+        if (now() < hit.expMs) return hit.claims;
         verified.delete(token);
       }
       let payload: Record<string, unknown>;
@@ -78,6 +86,7 @@ export function scopedTokens(key: () => Uint8Array, kind: ScopedTokenKind): Scop
         ({ payload } = await jwtVerify(token, k, {
           algorithms: ['HS256'],
           audience: kind.audience,
+          currentDate: new Date(now()),
           ...(kind.expired ? { requiredClaims: ['exp'] } : {}),
         }));
       } catch (err) {

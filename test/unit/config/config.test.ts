@@ -77,6 +77,16 @@ describe('config: parseEnv over the pieces a process reads', () => {
     expect(cfg.PUBLIC_URL, 'no trailing slash').to.equal('https://learn.example.com');
   });
 
+  it('BUS_REPLICAS: 1 by default, 1 to 5 (JetStream keeps at most 5 copies), anything else named', () => {
+    expect(loadConfig({}).BUS_REPLICAS).to.equal(1);
+    expect(loadConfig({ BUS_REPLICAS: '3' }).BUS_REPLICAS).to.equal(3);
+    for (const bad of ['0', '6', '2.5', 'three']) {
+      const p = problems(() => loadConfig({ BUS_REPLICAS: bad }));
+      expect(p, bad).to.have.length(1);
+      expect(p[0], bad).to.match(/^BUS_REPLICAS: /);
+    }
+  });
+
   it('PUBLIC_URL defaults to localhost on the configured PORT', () => {
     expect(loadConfig({ PORT: '8181' }).PUBLIC_URL).to.equal('http://localhost:8181');
   });

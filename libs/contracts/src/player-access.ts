@@ -58,14 +58,9 @@ export type PlayerSettingsDto = z.infer<typeof PlayerSettings>;
 
 export const UpdatePlayerSettings = z
   .object({
-    allowedOrigins: z
-      .array(AllowedOrigin)
-      .max(MAX_ALLOWED_ORIGINS)
-      .nullable()
-      .optional()
-      .meta({
-        description: 'The whole list, replacing the previous one; null: any origin; absent: unchanged',
-      }),
+    allowedOrigins: z.array(AllowedOrigin).max(MAX_ALLOWED_ORIGINS).nullable().optional().meta({
+      description: 'The whole list, replacing the previous one; null: any origin; absent: unchanged',
+    }),
     anonymousRuns: z.boolean().optional(),
   })
   .strict()

@@ -222,7 +222,7 @@ describe('learner runs: per-address and per-run limits', () => {
     }
   });
 
-  it('with the defaults, 1,000 run opens from one address within a minute all pass', async function () {
+  it('with the default address limit, 1,000 run opens from one address within a minute all pass', async function () {
     this.timeout(120_000);
     const app = await startCustomApp();
     try {

@@ -101,6 +101,10 @@ export async function setupRun(): Promise<TestContext> {
     ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
     WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+    // Every test opens runs from 127.0.0.1 into one database: the anonymous limits would refuse tests that have
+    // nothing to do with them. Their own tests (player-access.test.ts) set them.
+    PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ADDRESS: '0',
+    PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ID: '0',
   });
   await ensureDatabase(cfg.DATABASE_URL);
   const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: 2 });

@@ -121,6 +121,10 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     limits: {
       opensPerMinutePerAddress: cfg.PLAYER_OPENS_PER_MINUTE_PER_ADDRESS,
       requestsPerMinutePerRun: cfg.PLAYER_REQUESTS_PER_MINUTE_PER_RUN,
+      anonymousOpens: {
+        perAddress: cfg.PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ADDRESS,
+        perAnonymousId: cfg.PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ID,
+      },
     },
     publicUrl: cfg.PUBLIC_URL,
     certificates: { ...deps, onEvent: () => deps.relay.kick() },

@@ -20,5 +20,16 @@ export const PlayerEnv = z.object({
   /** Where the built player bundle is (dist/player by default, written by `npm run build`). */
   PLAYER_ASSETS_DIR: z.string().min(1).optional(),
   PLAYER_REQUESTS_PER_MINUTE_PER_RUN: z.coerce.number().int().min(0).max(1_000_000_000).default(600),
+  /**
+   * Anonymous run opens only (signed and tracked opens are not counted here): per client address, and per
+   * anonymousId of one course (a browser reopening a course a few times a minute at most).
+   */
+  PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .default(60),
+  PLAYER_ANONYMOUS_OPENS_PER_MINUTE_PER_ID: z.coerce.number().int().min(0).max(1_000_000_000).default(10),
 });
 export type PlayerConfig = z.output<typeof PlayerEnv>;

@@ -9,3 +9,4 @@ export * from './courses.js';
 export * from './jobs.js';
 export * from './learner-runs.js';
 export * from './certificates.js';
+export * from './player-access.js';

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'unauthorized'
   | 'insufficient_scope'
   | 'forbidden'
+  | 'origin_not_allowed'
   | 'plan_required'
   | 'plan_blocked'
   | 'not_found'
@@ -59,6 +60,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: number; error: string }> =
   insufficient_scope: { status: 403, error: 'insufficient_scope' },
   // SPEC: a certificate download refused (run not finished, pass mark not met, anonymous run).
   forbidden: { status: 403, error: 'forbidden' },
+  // A run open from an origin the workspace did not list (docs/player-api.md "Who may open runs").
+  origin_not_allowed: { status: 403, error: 'origin_not_allowed' },
   plan_required: { status: 403, error: 'plan_required' },
   // SPEC: a spent Sandbox allowance or an unpaid invoice past grace is a 402 with the same stable code.
   plan_blocked: { status: 402, error: 'plan_required' },

@@ -22,8 +22,19 @@ export {
   checkEmbed,
   findPublishedCourse,
   type OpenRunPorts,
+  type OpenClient,
   type PublishedCourse,
 } from './open-run.js';
+export {
+  getPlayerSettings,
+  updatePlayerSettings,
+  assertOriginAllowed,
+  frameAncestors,
+  frameAncestorsOf,
+  OPEN_ACCESS,
+  type PlayerAccess,
+} from './player-access.js';
+export { getUsage } from './usage.js';
 export { applyBatch, retakeRun, type IngestPorts, type RunRef } from './ingest.js';
 export {
   applyEvents,
@@ -48,9 +59,13 @@ export {
 } from './completions.js';
 export {
   hitAddressLimit,
+  hitAnonymousLimits,
+  usageDay,
   countView,
+  uncountView,
   assertMayServe,
   assertBillingOk,
+  type AnonymousLimits,
   type WorkspaceAccess,
 } from './limits.js';
 export { pickLocale, indexCourse, screenPercent, type ServedTranslation } from './served.js';

@@ -7,7 +7,16 @@ import type { SecretBox } from './ports.js';
 import type { RunTokens } from './run-token.js';
 import type { TrackingTokens } from './tracking-token.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
-import { assertBillingOk, assertMayServe, countView, uncountView, type WorkspaceAccess } from './limits.js';
+import {
+  assertBillingOk,
+  assertMayServe,
+  countView,
+  hitAnonymousLimits,
+  uncountView,
+  type AnonymousLimits,
+  type WorkspaceAccess,
+} from './limits.js';
+import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
 import { pickLocale, type CourseRow, type ServedTranslation } from './served.js';
 import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
@@ -29,6 +38,8 @@ interface PublishedRow {
   grace_until: Date | null;
   theme: LearnerTheme | null;
   locales: string[];
+  allowed_origins: string[] | null;
+  anonymous_runs: boolean | null;
 }
 
 export interface PublishedCourse {
@@ -37,6 +48,8 @@ export interface PublishedCourse {
   theme: LearnerTheme | null;
   /** Locales the course has translations for. */
   translated: string[];
+  /** Who may open runs and frame the embed page (player settings). */
+  access: PlayerAccess;
 }
 
 /**
@@ -50,8 +63,10 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
             c.navigation, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
-            array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales
+            array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales,
+            ps.allowed_origins, ps.anonymous_runs
        from courses c join workspaces w on w.id = c.workspace_id
+       left join player_settings ps on ps.workspace_id = c.workspace_id
       where c.id = ? and c.status = 'published'`,
     [courseId],
     { prepared: true },
@@ -78,6 +93,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
     },
     theme: r.theme,
     translated: r.locales,
+    access: { allowedOrigins: r.allowed_origins, anonymousRuns: r.anonymous_runs ?? true },
   };
 }
 
@@ -117,6 +133,18 @@ export interface OpenRunPorts {
   tokens: RunTokens;
   tracking: TrackingTokens;
   answerKeySecret: string;
+  /** Who is asking: checked against the workspace's player settings and the anonymous limits. */
+  client: OpenClient;
+}
+
+export interface OpenClient {
+  /** The request's `Origin` header, when sent. */
+  origin: string | undefined;
+  /** The client address (the anonymous per-address limit). */
+  address: string;
+  /** The service's own origin (its embed page opens runs from there). */
+  ownOrigin: string;
+  anonymousLimits: AnonymousLimits;
 }
 
 /**
@@ -133,6 +161,8 @@ export async function openRun(
 ): Promise<{ created: boolean; result: OpenRunResult }> {
   const published = await findPublishedCourse(ports.em, input.courseId);
   const { course, workspace, theme } = published;
+  // Before anything is verified or counted: an open from a foreign origin spends nothing of the workspace's.
+  assertOriginAllowed(published.access, ports.client.origin, ports.client.ownOrigin);
   let learner: VerifiedLearner | null = null;
   let source: 'embed' | 'scorm' = 'embed';
   if (input.tracking !== undefined) {
@@ -166,6 +196,13 @@ export async function openRun(
         },
       ],
     });
+  } else {
+    assertAnonymousAllowed(published.access);
+    await hitAnonymousLimits(
+      ports.em,
+      { address: ports.client.address, courseId: course.id, anonymousId: input.anonymousId },
+      ports.client.anonymousLimits,
+    );
   }
   // Billing is checked first (a blocked workspace does no work); the allowance is enforced by countView.
   assertBillingOk(workspace, now);

@@ -15,6 +15,8 @@ import { embedKeyRoutes } from './embed-keys.routes.js';
 import type { PlayerKeys } from '../player-keys.js';
 import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 import { scormExportRoutes } from './scorm-export.routes.js';
+import { playerSettingsRoutes } from './player-settings.routes.js';
+import { usageRoutes } from './usage.routes.js';
 
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
@@ -33,4 +35,6 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   completionRoutes(api, { em });
   embedKeyRoutes(api, { em, secrets: () => player.keys().secrets });
   issuedCertificateRoutes(api, deps);
+  playerSettingsRoutes(api, { em });
+  usageRoutes(api, { em });
 }

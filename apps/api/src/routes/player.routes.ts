@@ -14,6 +14,7 @@ import {
 import {
   applyBatch,
   checkEmbed,
+  frameAncestors,
   hitAddressLimit,
   openRun,
   retakeRun,
@@ -21,6 +22,7 @@ import {
   type RunTokens,
   type TrackingTokens,
   type SecretBox,
+  type AnonymousLimits,
 } from '@lectern/learner-runs';
 import { issueCertificate, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
@@ -35,7 +37,11 @@ export interface PlayerDeps {
   relay: { kick(): void };
   /** Built on first use: a process without the secret-encryption key fails only when the player is used. */
   keys: () => { secrets: SecretBox; tokens: RunTokens; tracking: TrackingTokens; answerKeySecret: string };
-  limits: { opensPerMinutePerAddress: number; requestsPerMinutePerRun: number };
+  limits: {
+    opensPerMinutePerAddress: number;
+    requestsPerMinutePerRun: number;
+    anonymousOpens: AnonymousLimits;
+  };
   publicUrl: string;
   /** The player bundle's URLs for the embed page; null when the bundle is not built. */
   assets?: () => { js: string; css: string } | null;
@@ -109,6 +115,7 @@ export function certificateFileName(courseTitle: string, serial: string): string
 export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDeps) {
   const tags = [PLAYER_TAG] as const;
   const playerApiBase = `${deps.publicUrl}${PLAYER_PREFIX}`;
+  const ownOrigin = new URL(deps.publicUrl).origin;
 
   embed.route(
     {
@@ -143,11 +150,15 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       ctx.type = 'html';
       try {
         await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
-        await checkEmbed(
+        const published = await checkEmbed(
           { em: deps.em(), secrets: deps.keys().secrets },
           ctx.params.courseId,
           identity || undefined,
         );
+        // Only the sites the workspace lists may frame the page. A full policy set earlier keeps its own
+        // frame-ancestors (built from the same function).
+        if (!ctx.response.get('Content-Security-Policy'))
+          ctx.set('Content-Security-Policy', `frame-ancestors ${frameAncestors(published.access)}`);
         ctx.body = renderEmbedPage({
           courseId: ctx.params.courseId,
           identity: identity || null,
@@ -179,7 +190,9 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         'time). Without `identity` the run is anonymous and keyed by `anonymousId`. A SCORM package exported ' +
         'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify or names ' +
         'another course) and the LMS learner; the run has source `scorm` (409 when that learner already has an ' +
-        'embed run of the course).',
+        'embed run of the course). A workspace may restrict opens to listed origins (403 origin_not_allowed, ' +
+        'nothing counted) and refuse anonymous runs (401, nothing counted); anonymous opens are also limited ' +
+        'per address and per anonymousId (429).',
       tags,
       auth: 'public',
       body: OpenRun,
@@ -188,7 +201,12 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         200: { description: 'Resumed', schema: z.object({ data: OpenRunResult }) },
         201: { description: 'Opened', schema: z.object({ data: OpenRunResult }) },
         ...playerErrors,
-        401: err('unauthorized: the identity token or tracking token is refused; the message says why'),
+        401: err(
+          'unauthorized: the identity token or tracking token is refused, or the workspace refuses anonymous runs; the message says why',
+        ),
+        403: err(
+          "origin_not_allowed: the request's Origin is not one of the workspace's allowedOrigins (player settings)",
+        ),
         409: err('conflict: a tracking open for a learner whose run of this course has another source'),
       },
     },
@@ -196,7 +214,19 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
       const { secrets, tokens, tracking, answerKeySecret } = deps.keys();
       const { created, result } = await openRun(
-        { em: deps.em(), secrets, tokens, tracking, answerKeySecret },
+        {
+          em: deps.em(),
+          secrets,
+          tokens,
+          tracking,
+          answerKeySecret,
+          client: {
+            origin: ctx.get('origin') || undefined,
+            address: ctx.ip,
+            ownOrigin,
+            anonymousLimits: deps.limits.anonymousOpens,
+          },
+        },
         ctx.state.body,
       );
       deps.relay.kick();

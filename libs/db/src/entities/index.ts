@@ -1,4 +1,9 @@
-import { UsageCounterSchema, WorkspaceSchema } from './workspace.entity.js';
+import {
+  PlayerSettingsSchema,
+  UsageCounterSchema,
+  UsageDaySchema,
+  WorkspaceSchema,
+} from './workspace.entity.js';
 import { ApiKeySchema } from './api-key.entity.js';
 import { IdentitySchema } from './identity.entity.js';
 import { JobSchema } from './job.entity.js';
@@ -35,6 +40,8 @@ export * from './issued-certificate.entity.js';
 export const ENTITIES = [
   WorkspaceSchema,
   UsageCounterSchema,
+  UsageDaySchema,
+  PlayerSettingsSchema,
   ApiKeySchema,
   IdentitySchema,
   JobSchema,

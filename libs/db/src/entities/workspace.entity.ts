@@ -49,3 +49,42 @@ export const UsageCounterSchema = new EntitySchema<UsageCounter>({
     count: { type: 'bigint', default: 0 },
   },
 });
+
+/** A workspace's count of one metered thing on one UTC day; written with `usage_counters` in one statement. */
+export interface UsageDay {
+  workspaceId: string;
+  day: string;
+  metric: string;
+  count: string;
+}
+
+export const UsageDaySchema = new EntitySchema<UsageDay>({
+  name: 'UsageDay',
+  tableName: 'usage_daily',
+  properties: {
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade'), primary: true },
+    day: { type: 'string', columnType: 'date', primary: true },
+    metric: { ...text, primary: true },
+    count: { type: 'bigint', default: 0 },
+  },
+});
+
+/** Who may spend the workspace's views (no row: any origin, anonymous runs allowed); libs/learner-runs. */
+export interface PlayerSettings {
+  workspaceId: string;
+  /** Origins allowed to embed and to open runs; null: any. */
+  allowedOrigins: string[] | null;
+  anonymousRuns: boolean;
+  updatedAt: Date;
+}
+
+export const PlayerSettingsSchema = new EntitySchema<PlayerSettings>({
+  name: 'PlayerSettings',
+  tableName: 'player_settings',
+  properties: {
+    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade'), primary: true },
+    allowedOrigins: { type: 'json', nullable: true, fieldName: 'allowed_origins' },
+    anonymousRuns: { type: 'boolean', fieldName: 'anonymous_runs', default: true },
+    updatedAt: { ...updatedAt },
+  },
+});

@@ -177,9 +177,9 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       description:
         'Counts one course view and emits course.viewed (and identity.created for a learner seen the first ' +
         'time). Without `identity` the run is anonymous and keyed by `anonymousId`. A SCORM package exported ' +
-        'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify or names ' +
-        'another course) and the LMS learner; the run has source `scorm` (409 when that learner already has an ' +
-        'embed run of the course).',
+        'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify, names ' +
+        "another course or was made before the course's tracking secret was rotated) and the LMS learner, a " +
+        "learner of that course's packages only (never one of your signed learners); the run has source `scorm`.",
       tags,
       auth: 'public',
       body: OpenRun,
@@ -189,7 +189,10 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         201: { description: 'Opened', schema: z.object({ data: OpenRunResult }) },
         ...playerErrors,
         401: err('unauthorized: the identity token or tracking token is refused; the message says why'),
-        409: err('conflict: a tracking open for a learner whose run of this course has another source'),
+        409: err(
+          'conflict: the run of this learner and course was recorded with another source (a learner reported ' +
+            'by an LMS before LMS learners had a scope of their own)',
+        ),
       },
     },
     async (ctx) => {

@@ -248,6 +248,7 @@ describe('certificates: issuing on first download, the records API, 409 on cours
           'locale',
           'score',
           'serial',
+          'source',
         ].sort(),
       );
       expect(c).to.deep.include({ courseId, locale: 'en', score: 87.5 });

@@ -46,6 +46,9 @@ describe('certificates: the public verification page /verify/:serial', function 
       issuedAt: new Date(scored.certificate.issued_at).toISOString(),
       locale: 'en',
       score: 92,
+      // A signed learner's run: the issuer's system vouched for the learner.
+      source: 'embed',
+      learnerIdentity: 'verified',
     });
     const plainJson = (await (
       await get(`/verify/${plain.certificate.serial}`, 'application/json')

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { boundQuery } from '@lectern/db';
 import { lazyPlayerKeys } from '@lectern/api';
 import { usageMonth } from '@lectern/plans';
-import { countView, getUsage, uncountView, usageDay } from '@lectern/learner-runs';
+import { FIRST_TRACKING_VERSION, countView, getUsage, uncountView, usageDay } from '@lectern/learner-runs';
 import type { OpenRunResult, PlayerSettingsDto, UsageDto } from '@lectern/contracts';
 import { makeWorkspace, type TestWorkspace } from '../support/context.js';
 import { startCustomApp, outboxOf, type CustomApp } from '../support/spine.js';
@@ -122,7 +122,11 @@ describe('learner runs: who may open runs and spend views (issue 20)', () => {
       const { ws, courseId } = await setup();
       const ek = await createEmbedKey(app.base, ws.key);
       const keys = lazyPlayerKeys(app.rt.cfg)();
-      const tracking = await keys.tracking.sign({ courseId, workspaceId: ws.id });
+      const tracking = await keys.tracking.sign({
+        courseId,
+        workspaceId: ws.id,
+        version: FIRST_TRACKING_VERSION,
+      });
       // No list: any origin, as before.
       expect((await open({ courseId, anonymousId: anonymousId(1) }, 'https://evil.example')).status).to.equal(
         201,
@@ -226,7 +230,11 @@ describe('learner runs: who may open runs and spend views (issue 20)', () => {
       expect(await spent(ws.id)).to.deep.equal(before);
       expect((await open({ courseId, identity: await signIdentity(ek) })).status).to.equal(201);
       const keys = lazyPlayerKeys(app.rt.cfg)();
-      const tracking = await keys.tracking.sign({ courseId, workspaceId: ws.id });
+      const tracking = await keys.tracking.sign({
+        courseId,
+        workspaceId: ws.id,
+        version: FIRST_TRACKING_VERSION,
+      });
       expect((await open({ courseId, tracking: { token: tracking, learnerId: 'lms-7' } })).status).to.equal(
         201,
       );

@@ -346,7 +346,18 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       expect(await trackingTokens(() => key).verify(config.track.token)).to.deep.equal({
         courseId: course.id,
         workspaceId: ws.id,
+        version: 1,
       });
+      // Rotating the course's tracking secret: the next package carries the next version.
+      const rotated = await api(app.base, ws.key)<{ version: number }>(
+        'POST',
+        `/courses/${course.id}/tracking-secret/rotate`,
+      );
+      expect(rotated.status, rotated.text).to.equal(200);
+      const next = configOf((await exportOf('?track=1')).entries.get('index.html')!.toString('utf8')) as {
+        track: { token: string };
+      };
+      expect(await trackingTokens(() => key).verify(next.track.token)).to.include({ version: 2 });
       const off = await exportOf('?track=0');
       expect(configOf(off.entries.get('index.html')!.toString('utf8')).track).to.equal(null);
     });

@@ -113,6 +113,7 @@ const PUBLISHED: Record<string, string> = {
   'PATCH /api/v1/courses/{id}': 'updateCourse',
   'DELETE /api/v1/courses/{id}': 'deleteCourse',
   'GET /api/v1/courses/{id}/scorm': 'exportCourseToScorm',
+  'POST /api/v1/courses/{id}/tracking-secret/rotate': 'rotateCourseTrackingSecret',
   'POST /api/v1/courses/{id}/preview': 'createCoursePreviewLink',
   'GET /api/v1/themes': 'listThemes',
   'POST /api/v1/themes': 'createTheme',

@@ -6,7 +6,7 @@ import {
   parseRetiredCredentialKeys,
   type CertificateConfig,
 } from '@lectern/config';
-import { iso, resolveCertificateTokens } from '@lectern/contracts';
+import { ASSERTED_IDENTITY_NOTE, iso, resolveCertificateTokens } from '@lectern/contracts';
 import { boundQuery, type EntityManager } from '@lectern/db';
 import { deriveKey, installationSecretKey, type InstallationSecretConfig } from '@lectern/secrets';
 import { reportedScore, scoreOf, type IssuedCertificateRow } from './issue.js';
@@ -89,7 +89,8 @@ export function verificationMethodId(publicUrl: string, workspaceId: string, key
  * certificate, `validFrom` the issue time, and the subject the learner by name — the name printed on the
  * certificate and shown on the public page, as an `IdentityObject` of type `name` (OB 3.0's way; an
  * AchievementSubject has no name property). No email, no identity id: see docs/certificates.md.
- * The score is a `result` only when the certificate prints it.
+ * The score is a `result` only when the certificate prints it. A certificate of an LMS-asserted learner
+ * (`source: scorm`) says so in the credential's `description`, as the PDF and the page do.
  */
 export function openBadgeCredential(row: IssuedCertificateRow, publicUrl: string): Record<string, unknown> {
   const issuer = issuerUrl(publicUrl, row.workspace_id);
@@ -102,6 +103,7 @@ export function openBadgeCredential(row: IssuedCertificateRow, publicUrl: string
     id: verifyUrl(publicUrl, row.serial),
     type: ['VerifiableCredential', 'OpenBadgeCredential'],
     name: row.course_title,
+    ...(row.source === 'scorm' ? { description: ASSERTED_IDENTITY_NOTE } : {}),
     issuer: { id: issuer, type: ['Profile'], name: row.issuer_name },
     validFrom: iso(row.issued_at)!,
     credentialSubject: {

@@ -30,6 +30,8 @@ export interface IssuedCertificateRow {
   score: string | number | null;
   locale: string;
   direction: 'ltr' | 'rtl';
+  /** `scorm`: an LMS asserted the learner's identity; the PDF and /verify say so. */
+  source: 'embed' | 'scorm';
   template_id: string | null;
   design: CertificateTokens;
   pdf_key: string | null;
@@ -152,8 +154,8 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
             tx,
             `insert into issued_certificates
              (id, workspace_id, serial, completion_id, course_id, identity_id, identity_external_id,
-              learner_name, course_title, issuer_name, score, locale, direction, template_id, design, issued_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, date_trunc('milliseconds', clock_timestamp()))
+              learner_name, course_title, issuer_name, score, locale, direction, source, template_id, design, issued_at)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, date_trunc('milliseconds', clock_timestamp()))
            on conflict do nothing
            returning *`,
             [
@@ -170,6 +172,7 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
               subject.score,
               subject.locale,
               subject.direction ?? course.direction,
+              subject.source ?? 'embed',
               template?.id ?? null,
               JSON.stringify(design),
             ],
@@ -261,6 +264,8 @@ export async function certificatePdf(deps: CertificatePdfDeps, row: IssuedCertif
       issuedAt: iso(row.issued_at)!,
       verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, row.serial),
       tokens: row.design,
+      // Only an asserted learner changes the page: an embed certificate renders exactly as it always did.
+      ...(row.source === 'scorm' ? { source: row.source } : {}),
       pdfKey: pdfKeyOf(row.workspace_id, row.serial),
     },
     timeoutMs: deps.cfg.CERTIFICATE_RENDER_TIMEOUT_MS,

@@ -18,6 +18,7 @@ export function issuedCertificateDto(row: IssuedCertificateRow): IssuedCertifica
     identityExternalId: row.identity_external_id,
     score: reportedScore(scoreOf(row)),
     locale: row.locale,
+    source: row.source,
     issuedAt: iso(row.issued_at)!,
   };
 }
@@ -105,6 +106,8 @@ export function verificationOf(row: IssuedCertificateRow): CertificateVerificati
     issuedAt: iso(row.issued_at)!,
     locale: row.locale,
     score: design.showScore && score !== null ? score : null,
+    source: row.source,
+    learnerIdentity: row.source === 'scorm' ? 'asserted' : 'verified',
   };
 }
 

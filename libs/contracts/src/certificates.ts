@@ -5,6 +5,10 @@
 import { z } from 'zod';
 import { PagingQuery, Timestamp } from './common.js';
 import { CertificateTokens } from './design.js';
+import { RUN_SOURCES } from './learner-runs.js';
+
+/** What a certificate states when an LMS asserted the learner's identity and nothing verified it. */
+export const ASSERTED_IDENTITY_NOTE = "The learner's identity was asserted by an LMS, not verified.";
 
 export const IssuedCertificate = z
   .object({
@@ -23,6 +27,11 @@ export const IssuedCertificate = z
     locale: z
       .string()
       .meta({ description: 'Language the certificate was issued in (the learner studied in)' }),
+    source: z.enum(RUN_SOURCES).meta({
+      description:
+        "The run's source: `embed` (your backend signed the learner id and it was verified) or `scorm` (an LMS " +
+        'asserted the id and nothing verified it; the PDF and the verification page say so)',
+    }),
     issuedAt: Timestamp,
   })
   .meta({ id: 'IssuedCertificate' });
@@ -45,6 +54,14 @@ export const CertificateVerification = z
     locale: z.string(),
     score: z.number().nullable().meta({
       description: 'Only when the certificate design shows the score and the course had graded blocks',
+    }),
+    source: z.enum(RUN_SOURCES).meta({
+      description: "`embed`: the issuer's system signed the learner's identity; `scorm`: an LMS asserted it",
+    }),
+    learnerIdentity: z.enum(['verified', 'asserted']).meta({
+      description:
+        "`verified`: the issuer's system vouched for the learner; `asserted`: an LMS asserted the learner's " +
+        'identity and the issuer did not verify it',
     }),
   })
   .meta({ id: 'CertificateVerification' });
@@ -69,6 +86,8 @@ export const CertificateRenderInput = z.object({
   issuedAt: Timestamp,
   verifyUrl: z.string(),
   tokens: CertificateTokens,
+  /** `scorm`: the page states that an LMS asserted the learner's identity. Absent: `embed` (nothing printed). */
+  source: z.enum(RUN_SOURCES).optional(),
   /** Object-store key the PDF is written to (`certificates/<workspaceId>/<serialKey>.pdf`). */
   pdfKey: z.string(),
 });
@@ -108,4 +127,6 @@ export interface CertificateSubject {
   passingScore?: number | null;
   /** Reading direction of the certificate; default: the course's direction. */
   direction?: 'ltr' | 'rtl';
+  /** The run's source; default `embed`. `scorm`: an LMS asserted the learner's identity. */
+  source?: 'embed' | 'scorm';
 }

@@ -45,6 +45,15 @@ export const Identity = z
     externalId: z.string(),
     name: z.string().nullable(),
     email: z.string().nullable(),
+    lmsCourseId: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'Set when an LMS asserted this learner through the tracking token of that course (a SCORM package ' +
+          'exported with `track=1`); nothing verified it, and it is not the learner of yours with the same ' +
+          '`externalId`. Null for your own learners (this API, signed identity tokens)',
+      }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })

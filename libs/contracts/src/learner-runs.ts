@@ -151,11 +151,25 @@ export const OpenRun = z
       .meta({
         description:
           'A SCORM package reporting a run (track=1), instead of `identity`/`anonymousId` (both: 400). The run ' +
-          'has `source: "scorm"`, its learner the identity whose externalId is `learnerId`',
+          'has `source: "scorm"`, its learner the identity whose externalId is `learnerId` among the learners ' +
+          "this course's packages asserted: never one of your own (signed or API) learners, nor another course's",
       }),
   })
   .meta({ id: 'OpenRun' });
 export type OpenRun = z.infer<typeof OpenRun>;
+
+/** POST /courses/:id/tracking-secret/rotate: the course's tracking secret after the rotation. */
+export const TrackingSecret = z
+  .object({
+    courseId: z.string(),
+    version: z.number().int().meta({
+      description:
+        'Version of the tracking secret: packages exported with `track=1` under an earlier one are refused (401)',
+    }),
+    rotatedAt: Timestamp.nullable().meta({ description: 'When the secret was last rotated' }),
+  })
+  .meta({ id: 'TrackingSecret' });
+export type TrackingSecret = z.infer<typeof TrackingSecret>;
 
 export const RunCompletion = z
   .object({

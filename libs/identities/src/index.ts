@@ -3,7 +3,7 @@ import { IdentitySchema, newId, boundQuery, type Identity } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { recordEvent } from '@lectern/events';
 import type { UpsertIdentity } from '@lectern/contracts';
-import { eventIdentity } from './dto.js';
+import { LMS_SCOPE_PREFIX, eventIdentity } from './dto.js';
 
 export { identityDto, eventIdentity } from './dto.js';
 
@@ -11,6 +11,7 @@ interface Row {
   id: string;
   workspace_id: string;
   external_id: string;
+  scope: string;
   name: string | null;
   email: string | null;
   created_at: Date;
@@ -23,6 +24,7 @@ function fromRow(r: Row): Identity {
     id: r.id,
     workspaceId: r.workspace_id,
     externalId: r.external_id,
+    scope: r.scope,
     name: r.name,
     email: r.email,
     createdAt: new Date(r.created_at),
@@ -32,16 +34,26 @@ function fromRow(r: Row): Identity {
 
 const norm = (v: string | null | undefined): string | null | undefined => (v === '' ? null : v);
 
+/** The scope of the learners a workspace vouches for: created through the API or by a signed embed. */
+export const OWN_SCOPE = '';
+
 /**
- * Upserts many identities in one statement. `INSERT … ON CONFLICT DO UPDATE … RETURNING
- * (xmax = 0)` tells inserted from updated rows atomically: no check-then-insert race when
- * two requests upsert the same learner. A field left out keeps its stored value.
+ * The scope of the learner ids an LMS asserts through one course's tracking token: that course's alone, so an
+ * asserted `victim-42` is never the workspace's own `victim-42`, nor an asserted one of another course.
+ */
+export const lmsScope = (courseId: string): string => `${LMS_SCOPE_PREFIX}${courseId}`;
+
+/**
+ * Upserts many identities of one scope (default: the workspace's own learners) in one statement.
+ * `INSERT … ON CONFLICT DO UPDATE … RETURNING (xmax = 0)` tells inserted from updated rows atomically: no
+ * check-then-insert race when two requests upsert the same learner. A field left out keeps its stored value.
  * Emits identity.created for each row actually inserted, in the same transaction.
  */
 export async function upsertIdentities(
   em: EntityManager,
   workspaceId: string,
   items: UpsertIdentity[],
+  scope: string = OWN_SCOPE,
 ): Promise<{ identity: Identity; created: boolean }[]> {
   const seen = new Map<string, number>();
   items.forEach((it, i) => {
@@ -69,6 +81,7 @@ export async function upsertIdentities(
         newId('idn'),
         workspaceId,
         it.externalId,
+        scope,
         name ?? null,
         email ?? null,
         name !== undefined,
@@ -76,14 +89,14 @@ export async function upsertIdentities(
         now,
         now,
       );
-      return '(?, ?, ?, ?, ?, ?::boolean, ?::boolean, ?::timestamptz, ?::timestamptz)';
+      return '(?, ?, ?, ?, ?, ?, ?::boolean, ?::boolean, ?::timestamptz, ?::timestamptz)';
     });
     const rows = await boundQuery<Row>(
       tx,
-      `with input(id, workspace_id, external_id, name, email, has_name, has_email, created_at, updated_at) as (values ${tuples.join(', ')})
-       insert into identities as t (id, workspace_id, external_id, name, email, created_at, updated_at)
-       select id, workspace_id, external_id, name, email, created_at, updated_at from input
-       on conflict (workspace_id, external_id) do update set
+      `with input(id, workspace_id, external_id, scope, name, email, has_name, has_email, created_at, updated_at) as (values ${tuples.join(', ')})
+       insert into identities as t (id, workspace_id, external_id, scope, name, email, created_at, updated_at)
+       select id, workspace_id, external_id, scope, name, email, created_at, updated_at from input
+       on conflict (workspace_id, scope, external_id) do update set
          name = case when (select has_name from input i where i.external_id = excluded.external_id) then excluded.name else t.name end,
          email = case when (select has_email from input i where i.external_id = excluded.external_id) then excluded.email else t.email end,
          updated_at = excluded.updated_at

@@ -16,6 +16,7 @@ interface Row {
   workspace_id: string;
   course_id: string;
   identity_id: string | null;
+  source: 'embed' | 'scorm';
   status: 'in_progress' | 'completed';
   score: string | null;
   passed_at_completion: boolean | null;
@@ -48,7 +49,7 @@ export async function runForCertificate(
   const [row] = await boundQuery<Row>(
     ports.em,
     `update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
-     returning c.id, c.workspace_id, c.course_id, c.identity_id, c.status, c.score, c.passed_at_completion,
+     returning c.id, c.workspace_id, c.course_id, c.identity_id, c.source, c.status, c.score, c.passed_at_completion,
        c.passing_score_at_completion, c.locale, c.rate_window_count,
        greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
        (select co.title from courses co where co.id = c.course_id) as course_title,
@@ -89,5 +90,6 @@ export async function runForCertificate(
     passed: row.passed_at_completion,
     passingScore: num(row.passing_score_at_completion),
     direction: row.direction,
+    source: row.source,
   };
 }

@@ -6,7 +6,13 @@
 export type { SecretBox } from './ports.js';
 export { runTokens, derivePlayerKeys, type RunTokens, type RunTokenClaims } from './run-token.js';
 export { scopedTokens, type ScopedTokens, type ScopedTokenKind } from './scoped-token.js';
-export { trackingTokens, type TrackingTokens, type TrackingClaims } from './tracking-token.js';
+export {
+  trackingTokens,
+  FIRST_TRACKING_VERSION,
+  type TrackingTokens,
+  type TrackingClaims,
+} from './tracking-token.js';
+export { trackingSecretOf, rotateTrackingSecret, type TrackingSecret } from './tracking-secret.js';
 export {
   createEmbedKey,
   listEmbedKeys,

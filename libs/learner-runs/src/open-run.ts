@@ -1,11 +1,12 @@
 import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent } from '@lectern/events';
-import { upsertIdentities } from '@lectern/identities';
+import { OWN_SCOPE, lmsScope, upsertIdentities } from '@lectern/identities';
 import type { OpenRun, OpenRunResult } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
 import type { RunTokens } from './run-token.js';
 import type { TrackingTokens } from './tracking-token.js';
+import { trackingSecretOf } from './tracking-secret.js';
 import { verifyIdentityToken, type VerifiedLearner } from './embed-keys.js';
 import {
   assertBillingOk,
@@ -165,6 +166,7 @@ export async function openRun(
   assertOriginAllowed(published.access, ports.client.origin, ports.client.ownOrigin);
   let learner: VerifiedLearner | null = null;
   let source: 'embed' | 'scorm' = 'embed';
+  let scope = OWN_SCOPE;
   if (input.tracking !== undefined) {
     const both = (['identity', 'anonymousId'] as const).filter((k) => input[k] !== undefined);
     if (both.length > 0)
@@ -179,7 +181,16 @@ export async function openRun(
     // A token is bound to one course of one workspace: a package cannot report runs of another course.
     if (claims.courseId !== course.id || claims.workspaceId !== workspace.id)
       throw new AppError('unauthorized', 'Tracking token refused: it was issued for another course');
+    const secret = await trackingSecretOf(ports.em, workspace.id, course.id);
+    if (claims.version !== secret.version)
+      throw new AppError(
+        'unauthorized',
+        "Tracking token refused: the course's tracking secret was rotated after this package was exported; export it again",
+      );
+    // The LMS's word for who the learner is, and nobody else's: the id lives in this course's own scope, so it
+    // never names (renames, or claims before them) the workspace's signed learners or another course's.
     learner = { externalId: input.tracking.learnerId, name: input.tracking.learnerName };
+    scope = lmsScope(course.id);
     source = 'scorm';
   } else if (input.identity !== undefined) {
     learner = await verifyIdentityToken(ports.em, ports.secrets, input.identity, {
@@ -231,9 +242,12 @@ export async function openRun(
   const row = await inTransaction(async (tx) => {
     let identity: IdentityRef | null = null;
     if (learner) {
-      const [r] = await upsertIdentities(tx, workspace.id, [
-        { externalId: learner.externalId, name: learner.name, email: learner.email },
-      ]);
+      const [r] = await upsertIdentities(
+        tx,
+        workspace.id,
+        [{ externalId: learner.externalId, name: learner.name, email: learner.email }],
+        scope,
+      );
       identity = r.identity;
     }
     const conflict = identity ? '(course_id, identity_id)' : '(course_id, anonymous_id)';

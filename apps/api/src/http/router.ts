@@ -31,6 +31,7 @@ export const OPERATION_VERBS = [
   'open',
   'report',
   'retake',
+  'rotate',
 ] as const;
 
 export type OperationVerb = (typeof OPERATION_VERBS)[number];

@@ -188,11 +188,11 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       description:
         'Counts one course view and emits course.viewed (and identity.created for a learner seen the first ' +
         'time). Without `identity` the run is anonymous and keyed by `anonymousId`. A SCORM package exported ' +
-        'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify or names ' +
-        'another course) and the LMS learner; the run has source `scorm` (409 when that learner already has an ' +
-        'embed run of the course). A workspace may restrict opens to listed origins (403 origin_not_allowed, ' +
-        'nothing counted) and refuse anonymous runs (401, nothing counted); anonymous opens are also limited ' +
-        'per address and per anonymousId (429).',
+        'with track=1 sends `tracking` instead: its course-bound token (401 when it does not verify, names ' +
+        "another course or was made before the course's tracking secret was rotated) and the LMS learner, a " +
+        "learner of that course's packages only (never one of your signed learners); the run has source `scorm`. " +
+        'A workspace may restrict opens to listed origins (403 origin_not_allowed, nothing counted) and refuse ' +
+        'anonymous runs (401, nothing counted); anonymous opens are also limited per address and per anonymousId (429).',
       tags,
       auth: 'public',
       body: OpenRun,
@@ -207,7 +207,10 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         403: err(
           "origin_not_allowed: the request's Origin is not one of the workspace's allowedOrigins (player settings)",
         ),
-        409: err('conflict: a tracking open for a learner whose run of this course has another source'),
+        409: err(
+          'conflict: the run of this learner and course was recorded with another source (a learner reported ' +
+            'by an LMS before LMS learners had a scope of their own)',
+        ),
       },
     },
     async (ctx) => {

@@ -2,8 +2,10 @@ import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
 import type { PlayerKeys } from '../player-keys.js';
 import { AppError } from '@lectern/errors';
-import { ErrorBody, ScormExportQuery } from '@lectern/contracts';
+import { z } from 'zod';
+import { ErrorBody, ScormExportQuery, TrackingSecret, iso } from '@lectern/contracts';
 import { getCourse } from '@lectern/authoring';
+import { rotateTrackingSecret, trackingSecretOf } from '@lectern/learner-runs';
 import { runSyncJob } from '@lectern/jobs';
 import { SCORM_EXPORT_KIND } from '@lectern/scorm';
 import { planGate } from '../http/plan-gate.js';
@@ -29,7 +31,8 @@ export function scormExportRoutes(
         '(answer keys included: grading happens in the browser) and its fonts; drafts export too. ' +
         '`version`: scorm2004 (4th edition, default) or scorm12. `lang`: a locale of the course (404 when it has ' +
         'none such). `track=1`: the package also reports runs to this service through the Player API with a ' +
-        'course-bound tracking token (no expiry; rotating RUN_TOKEN_KEY retires it). Layout and manifest: docs/scorm.md.',
+        'course-bound tracking token (no expiry; POST /courses/:id/tracking-secret/rotate retires it). Layout and ' +
+        'manifest: docs/scorm.md.',
       tags: ['Courses'],
       query: ScormExportQuery,
       responses: {
@@ -58,7 +61,11 @@ export function scormExportRoutes(
         track === '1'
           ? {
               apiBase: `${deps.cfg.PUBLIC_URL}/player/v1`,
-              token: await deps.playerKeys().tracking.sign({ courseId: course.id, workspaceId: ws.id }),
+              token: await deps.playerKeys().tracking.sign({
+                courseId: course.id,
+                workspaceId: ws.id,
+                version: (await trackingSecretOf(deps.orm.em.fork(), ws.id, course.id)).version,
+              }),
             }
           : null;
       const { result } = await runSyncJob(deps, {
@@ -94,6 +101,37 @@ export function scormExportRoutes(
       ctx.length = result.bytes;
       ctx.set('Content-Disposition', `attachment; filename="${result.fileName}"`);
       ctx.body = body;
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/courses/:id/tracking-secret/rotate',
+      operationId: 'rotateCourseTrackingSecret',
+      summary:
+        "Rotate a course's tracking secret: every package exported with track=1 before stops reporting",
+      description:
+        'The tracking token in a `track=1` package can be read by anyone who has the package. Rotating retires ' +
+        'every package of this course exported before: their run opens are refused with 401 `unauthorized` from ' +
+        'now on, on every server; packages exported afterwards work. Runs already recorded stay. Every plan (a ' +
+        'workspace that left Scale can still retire its packages). docs/scorm.md "Export" (track=1).',
+      tags: ['Courses'],
+      responses: {
+        200: { description: 'The new secret version', schema: z.object({ data: TrackingSecret }) },
+        ...errorResponses,
+        404: { description: 'not_found: no such course in this workspace', schema: ErrorBody },
+      },
+    },
+    async (ctx) => {
+      const secret = await rotateTrackingSecret(
+        deps.orm.em.fork(),
+        ctx.state.auth.workspace.id,
+        ctx.params.id,
+      );
+      ctx.body = {
+        data: { courseId: secret.courseId, version: secret.version, rotatedAt: iso(secret.rotatedAt) },
+      };
     },
   );
 }

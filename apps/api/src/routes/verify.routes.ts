@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
-import { CertificateVerification, ErrorBody } from '@lectern/contracts';
+import { ASSERTED_IDENTITY_NOTE, CertificateVerification, ErrorBody } from '@lectern/contracts';
 import { findBySerial, verificationOf, verifyLookupWait } from '@lectern/certificates';
 import { z } from 'zod';
 
@@ -26,6 +26,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:8px 18px;margin:0}
 dt{color:#57606a}dd{margin:0;font-weight:600}
 .serial{font-family:ui-monospace,monospace;letter-spacing:.04em}
 footer{color:#57606a;font-size:13px;margin-top:14px}
+.note{color:#9a6700;margin:16px 0 0}
 </style></head><body><main>${body}</main></body></html>`;
 }
 
@@ -51,6 +52,7 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       summary: 'Public certificate verification (HTML, or JSON with Accept: application/json)',
       description:
         'No key needed. Case and dashes in the serial are ignored. The score is shown only when the certificate design prints it. ' +
+        '`learnerIdentity` is `asserted` (and the page says so) when an LMS asserted the learner (a `track=1` SCORM run). ' +
         'Lookups are limited per client address (429 with Retry-After).',
       tags: ['Verification'],
       auth: 'public',
@@ -119,6 +121,10 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       })();
       const rows: [string, string, string?][] = [
         ['Awarded to', v.learnerName, row.direction],
+        // Said where the name is read: nobody vouched for the name of a learner an LMS asserted.
+        ...(v.learnerIdentity === 'asserted'
+          ? ([['Learner identity', 'Asserted by an LMS, not verified']] as [string, string][])
+          : []),
         ['Course', v.courseTitle, row.direction],
         ['Issued by', v.issuerName],
         ['Issued on', date],
@@ -135,7 +141,7 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
                 `<dt>${esc(k)}</dt><dd${k === 'Serial' ? ' class="serial"' : ''}${dir ? ` dir="${dir}" lang="${esc(v.locale)}"` : ''}>${esc(val)}</dd>`,
             )
             .join('') +
-          `</dl></div><footer>This page is served by the issuer's certificate service and reflects its records at the time you opened it.</footer>`,
+          `</dl>${v.learnerIdentity === 'asserted' ? `<p class="note">${esc(ASSERTED_IDENTITY_NOTE)}</p>` : ''}</div><footer>This page is served by the issuer's certificate service and reflects its records at the time you opened it.</footer>`,
       );
     },
   );

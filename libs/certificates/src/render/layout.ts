@@ -2,7 +2,7 @@
  * Where the elements go: the footer along the bottom edge, then either the centre stack
  * with the seal and the QR code in corners, or the freeform positions.
  */
-import type { CertificatePosition } from '@lectern/contracts';
+import { ASSERTED_IDENTITY_NOTE, type CertificatePosition } from '@lectern/contracts';
 import { elementItem, sealItem, withNameRule, type Item } from './elements.js';
 import { drawQr, drawSeal } from './ornaments.js';
 import { CORNER_SIZE, INK, MUTED, cornerSides, set, style, type Box, type Page } from './page.js';
@@ -29,6 +29,28 @@ export function drawFooter(page: Page, x: number, width: number): number {
     setted,
     { color: MUTED },
     { x, y: content.y + content.h - setted.height, width, align: 'center', direction: page.dir },
+  );
+  return setted.height + 8;
+}
+
+/**
+ * On a certificate of a run whose learner an LMS asserted (`source: scorm`), the line that says so, just above the
+ * footer (`below` is the footer's height); answers the height it takes. Nothing on any other certificate.
+ */
+export function drawIdentityNote(page: Page, x: number, width: number, below: number): number {
+  const { content } = page;
+  if (page.input.source !== 'scorm') return 0;
+  const setted = set(page, ASSERTED_IDENTITY_NOTE, style(page.regular, 9, MUTED), {
+    width,
+    direction: 'ltr',
+    maxLines: 2,
+    minSize: 6.5,
+  });
+  drawText(
+    page.doc,
+    setted,
+    { color: MUTED },
+    { x, y: content.y + content.h - below - setted.height, width, align: 'center', direction: 'ltr' },
   );
   return setted.height + 8;
 }

@@ -8,7 +8,7 @@
  */
 import { resolveCertificateTokens, type CertificateRenderInput } from '@lectern/contracts';
 import type { FontLibrary } from './fonts.js';
-import { drawFooter, placeFreeform, placeStack } from './layout.js';
+import { drawFooter, drawIdentityNote, placeFreeform, placeStack } from './layout.js';
 import { drawAccentBar, drawBorder } from './ornaments.js';
 import { CONTENT_MARGIN, CORNER_SIZE, PAGE_SIZES, parseColour, type Page } from './page.js';
 
@@ -92,8 +92,9 @@ export async function renderCertificate(
   const stackX = page.content.x + side;
   const stackW = page.content.w - 2 * side;
   const footerH = drawFooter(page, stackX, stackW);
+  const bottomH = footerH + drawIdentityNote(page, stackX, stackW, footerH);
   if (t.freeform) placeFreeform(page);
-  else placeStack(page, stackX, stackW, footerH);
+  else placeStack(page, stackX, stackW, bottomH);
 
   doc.end();
   return { pdf: await finished, warnings };

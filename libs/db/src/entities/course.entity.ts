@@ -1,5 +1,5 @@
-import { DecimalType, EntitySchema } from '@mikro-orm/core';
-import { createdAt, jsonb, oneOf, references, text, updatedAt } from './columns.js';
+import { DecimalType, EntitySchema, type OptionalProps } from '@mikro-orm/core';
+import { createdAt, jsonb, oneOf, references, text, timestamptz, updatedAt } from './columns.js';
 
 const COURSE_STATUSES = ['draft', 'published'] as const;
 const COURSE_DIRECTIONS = ['ltr', 'rtl'] as const;
@@ -11,6 +11,8 @@ export type QuizFeedback = (typeof QUIZ_FEEDBACK)[number];
 export type CourseNavigation = (typeof COURSE_NAVIGATION)[number];
 
 export interface Course {
+  /** Written by the database's defaults on insert; only a tracking-secret rotation changes them. */
+  [OptionalProps]?: 'trackingVersion' | 'trackingRotatedAt';
   id: string;
   workspaceId: string;
   title: string;
@@ -31,6 +33,10 @@ export interface Course {
   navigation: CourseNavigation;
   /** libs/courses `contentHash` of title, screens, direction and locale; kept in step on every write. */
   contentHash: string;
+  /** Version of the tracking secret: tracking tokens of another version are refused (docs/scorm.md "Tracking"). */
+  trackingVersion: number;
+  /** When the tracking secret was last rotated; null: never. */
+  trackingRotatedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -78,6 +84,8 @@ export const CourseSchema = new EntitySchema<Course>({
     quizFeedback: { ...oneOf(QUIZ_FEEDBACK), fieldName: 'quiz_feedback', default: 'deferred' },
     navigation: { ...oneOf(COURSE_NAVIGATION), default: 'default' },
     contentHash: { ...text, fieldName: 'content_hash' },
+    trackingVersion: { type: 'integer', fieldName: 'tracking_version', default: 1 },
+    trackingRotatedAt: { ...timestamptz, nullable: true, fieldName: 'tracking_rotated_at' },
     createdAt: { ...createdAt },
     updatedAt: { ...updatedAt },
   },

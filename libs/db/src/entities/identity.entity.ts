@@ -5,6 +5,11 @@ export interface Identity {
   id: string;
   workspaceId: string;
   externalId: string;
+  /**
+   * Whose word the external id is (migration 20261126000900): '' for the workspace's own learners (the API, signed
+   * embeds); `course:<courseId>` for a learner id an LMS asserted through that course's tracking token.
+   */
+  scope: string;
   name: string | null;
   email: string | null;
   createdAt: Date;
@@ -14,7 +19,7 @@ export interface Identity {
 export const IdentitySchema = new EntitySchema<Identity>({
   name: 'Identity',
   tableName: 'identities',
-  uniques: [{ properties: ['workspaceId', 'externalId'] }],
+  uniques: [{ properties: ['workspaceId', 'scope', 'externalId'] }],
   indexes: [
     {
       name: 'identities_ws_created_idx',
@@ -26,6 +31,7 @@ export const IdentitySchema = new EntitySchema<Identity>({
     id: { ...text, primary: true },
     workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
     externalId: { ...text, fieldName: 'external_id' },
+    scope: { ...text, default: '' },
     name: { ...text, nullable: true },
     email: { ...text, nullable: true },
     createdAt: { ...createdAt },

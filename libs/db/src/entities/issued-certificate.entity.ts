@@ -2,6 +2,7 @@ import { EntitySchema } from '@mikro-orm/core';
 import { numeric, oneOf, references, text, timestamptz } from './columns.js';
 
 const CERTIFICATE_DIRECTIONS = ['ltr', 'rtl'] as const;
+const CERTIFICATE_SOURCES = ['embed', 'scorm'] as const;
 
 /**
  * One issued certificate (migration Migration20261123000500_issued_certificates). Written once; only `pdfKey` is
@@ -29,6 +30,8 @@ export interface IssuedCertificate {
   score: number | null;
   locale: string;
   direction: (typeof CERTIFICATE_DIRECTIONS)[number];
+  /** The run's source at issue: `scorm` when an LMS asserted the learner's id and nothing verified it. */
+  source: (typeof CERTIFICATE_SOURCES)[number];
   /** The template the design came from; null for the built-in default design. */
   templateId: string | null;
   /** The template tokens at issue (`CertificateTokens`). */
@@ -68,6 +71,7 @@ export const IssuedCertificateSchema = new EntitySchema<IssuedCertificate>({
     score: { ...numeric(), nullable: true },
     locale: { ...text },
     direction: { ...oneOf(CERTIFICATE_DIRECTIONS) },
+    source: { ...oneOf(CERTIFICATE_SOURCES), default: 'embed' },
     // No foreign key in the migration: the design itself is copied at issue, the id only records its origin.
     templateId: { ...text, nullable: true, fieldName: 'template_id' },
     design: { type: 'json' },

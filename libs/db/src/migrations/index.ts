@@ -8,6 +8,7 @@ import { Migration20261123000500_issued_certificates } from './Migration20261123
 import { Migration20261123000600_webhook_health } from './Migration20261123000600_webhook_health.js';
 import { Migration20261123000700_certificate_completion_fk } from './Migration20261123000700_certificate_completion_fk.js';
 import { Migration20261126000800_async_jobs } from './Migration20261126000800_async_jobs.js';
+import { Migration20261126000900_asserted_learners } from './Migration20261126000900_asserted_learners.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 
 /**
@@ -31,5 +32,9 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261123000700_certificate_completion_fk,
   },
   { name: 'Migration20261126000800_async_jobs', class: Migration20261126000800_async_jobs },
+  {
+    name: 'Migration20261126000900_asserted_learners',
+    class: Migration20261126000900_asserted_learners,
+  },
   { name: 'Migration20261126001000_player_access', class: Migration20261126001000_player_access },
 ];

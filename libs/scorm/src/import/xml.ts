@@ -30,6 +30,17 @@ const ARRAYS = new Set([
   'langstring',
 ]);
 
+export const XML_CAPS = {
+  /**
+   * Element nesting of a manifest. A real one nests about 10 levels (LOM metadata, a few levels of items).
+   * fast-xml-parser stops at 100 levels too (`maxNestedTags`), but with a plain Error that read as a fault
+   * (500, retried): checked first here, it is a refusal.
+   */
+  maxDepth: 100,
+  /** Elements of a manifest: 10,000 entries each listed a few times stay far below. */
+  maxElements: 200_000,
+} as const;
+
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
@@ -44,17 +55,9 @@ const parser = new XMLParser({
   trimValues: false,
   cdataPropName: '#cdata',
   isArray: (name) => ARRAYS.has(name),
+  // Above our own cap, which is checked first; the parser's counting starts below the root.
+  maxNestedTags: 2 * XML_CAPS.maxDepth,
 });
-
-export const XML_CAPS = {
-  /**
-   * Element nesting of a manifest. A real one nests about 10 levels (LOM metadata, a few levels of items);
-   * the parser's tree-to-object step recurses per level, so 300,000 levels overflowed its stack.
-   */
-  maxDepth: 256,
-  /** Elements of a manifest: 10,000 entries each listed a few times stay far below. */
-  maxElements: 200_000,
-} as const;
 
 /** Index just past `end` searched from `from`, or the end of the text when it never comes (the validator says why). */
 function past(text: string, end: string, from: number): number {
@@ -129,7 +132,12 @@ export function parseXml(bytes: Buffer, entryName: string): XmlNode {
       `${entryName} is not well-formed XML (${valid.err.msg}, line ${valid.err.line})`,
       entryName,
     );
-  return parser.parse(text) as XmlNode;
+  try {
+    return parser.parse(text) as XmlNode;
+  } catch (err) {
+    // The text passed the validator and the caps: whatever the parser still refuses is the input's doing.
+    throw refused('not_xml', `${entryName} could not be read as XML (${(err as Error).message})`, entryName);
+  }
 }
 
 export const asArray = (v: unknown): XmlNode[] =>

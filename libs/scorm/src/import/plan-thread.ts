@@ -24,8 +24,13 @@ interface TsxPackage {
   exports: { './esm/api': { import: { default: string } } };
 }
 
-/** Heap of the planning thread: a 64 MiB `course.json` parses into a few hundred MiB. */
-const THREAD_HEAP_MB = 1024;
+/**
+ * Heap of one planning thread (two run per process). The worst page the caps allow (4 MiB, cut at 250,000
+ * elements) fits well under it; the scorm worker's container has 512 MiB with a 320 MiB main heap
+ * (deploy/k8s/scorm-worker.yaml), so a larger cap would let a hostile package kill the pod instead of being
+ * refused. A course.json whose objects need more is refused as `too_complex`.
+ */
+const THREAD_HEAP_MB = 192;
 
 const tooComplex = () =>
   refused('too_complex', 'The package is too complex to read within the import limits (memory, nesting)');

@@ -23,6 +23,15 @@ describe('parseCourseCsv: row issues', () => {
     expect(issueOf({ type: 'video_game', text: 'x' }).code).to.equal('unknown_type');
   });
 
+  it('unknown_type of a megabyte type cell: refused with the cell quoted short, no suggestion looked for', () => {
+    const cell = 'heading'.repeat(150_000);
+    const i = issueOf({ type: cell, text: 'x' });
+    expect(i.code).to.equal('unknown_type');
+    expect(i.message).to.contain(`"${'heading'.repeat(12).slice(0, 80)}…"`);
+    expect(i.message).to.not.contain('did you mean');
+    expect(i.message.length).to.be.below(1_000);
+  });
+
   it('unsupported_type: a real type with no CSV form', () => {
     for (const type of ['hotspot', 'scenario', 'compare', 'slideshow', 'video_chapters']) {
       const i = issueOf({ type, text: 'x' });

@@ -5,9 +5,10 @@
  * `<form>` → `quiz_single_choice` / `quiz_multiple_choice`. Scripts, media and embedded objects are dropped
  * with a warning. Parsed with htmlparser2 (forgiving, like a browser, and it never runs anything).
  */
-import { parseDocument } from 'htmlparser2';
-import { Element, Text, type ChildNode } from 'domhandler';
+import { Parser } from 'htmlparser2';
+import { DomHandler, Element, Text, type ChildNode } from 'domhandler';
 import type { ScormImportWarning } from '@lectern/contracts';
+import { refused } from './zip-guard.js';
 
 /** A block before its id is given. */
 export type DraftBlock = Record<string, unknown> & { type: string };
@@ -16,7 +17,21 @@ export interface HtmlBlocks {
   title: string | null;
   blocks: DraftBlock[];
   warnings: ScormImportWarning[];
+  /** The page held more than `maxBlocks` blocks or `HTML_CAPS.maxElements` elements: the rest is left out. */
+  truncated: boolean;
 }
+
+export const HTML_CAPS = {
+  /**
+   * Element nesting of one page. Browsers stop nesting there too (Blink's HTML parser caps the tree at 512
+   * levels); authoring tools stay under 50. It also bounds every recursive walk below.
+   */
+  maxDepth: 512,
+  /** Elements of one page parsed; past it the page is cut (a 4 MiB page of `<p>x</p>` holds 520,000). */
+  maxElements: 250_000,
+  /** Inline marks (bold, italic, links) nested inside one another that are still written as Markdown. */
+  maxMarkDepth: 4,
+} as const;
 
 const SKIP = new Set([
   'script',
@@ -79,22 +94,28 @@ const INLINE = new Set([
 
 const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-/** The visible text of a node, inline marks kept as the `text` block's Markdown subset (bold, italic, links). */
-function inlineText(node: ChildNode, marks = true): string {
+const MARKS = new Set(['strong', 'b', 'em', 'i', 'a']);
+
+/**
+ * The visible text of a node, inline marks kept as the `text` block's Markdown subset (bold, italic, links).
+ * Marks nested deeper than `HTML_CAPS.maxMarkDepth` keep their text only: each written mark squashes its whole
+ * inner text, so 500 nested marks would cost 500 passes over it.
+ */
+function inlineText(node: ChildNode, marks = true, markDepth = 0): string {
   if (node instanceof Text) return node.data;
   if (!(node instanceof Element)) return '';
   const name = node.name.toLowerCase();
   if (SKIP.has(name) || MEDIA.has(name)) return '';
   if (name === 'br') return '\n';
-  const inner = node.children.map((c) => inlineText(c, marks)).join('');
-  if (!marks || squash(inner) === '') return inner;
-  if (name === 'strong' || name === 'b') return `**${squash(inner)}**`;
-  if (name === 'em' || name === 'i') return `*${squash(inner)}*`;
-  if (name === 'a') {
-    const href = node.attribs.href ?? '';
-    return /^https?:\/\//i.test(href) ? `[${squash(inner)}](${href})` : inner;
-  }
-  return inner;
+  const marking = marks && MARKS.has(name) && markDepth < HTML_CAPS.maxMarkDepth;
+  const inner = node.children.map((c) => inlineText(c, marks, markDepth + (marking ? 1 : 0))).join('');
+  if (!marking) return inner;
+  const text = squash(inner);
+  if (text === '') return inner;
+  if (name === 'strong' || name === 'b') return `**${text}**`;
+  if (name === 'em' || name === 'i') return `*${text}*`;
+  const href = node.attribs.href ?? '';
+  return /^https?:\/\//i.test(href) ? `[${text}](${href})` : inner;
 }
 
 const textOf = (node: ChildNode, marks = true) =>
@@ -103,11 +124,16 @@ const textOf = (node: ChildNode, marks = true) =>
 const elements = (node: Element, name?: string) =>
   node.children.filter((c): c is Element => c instanceof Element && (!name || c.name.toLowerCase() === name));
 
-function findAll(node: Element, test: (e: Element) => boolean, out: Element[] = []): Element[] {
-  for (const c of node.children) {
+/** Descendants of `node` that pass `test`, in document order. Iterative: it runs before any depth is known. */
+function findAll(node: Element, test: (e: Element) => boolean): Element[] {
+  const out: Element[] = [];
+  const stack: ChildNode[] = [];
+  for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+  while (stack.length > 0) {
+    const c = stack.pop()!;
     if (!(c instanceof Element)) continue;
     if (test(c)) out.push(c);
-    findAll(c, test, out);
+    for (let i = c.children.length - 1; i >= 0; i--) stack.push(c.children[i]);
   }
   return out;
 }
@@ -141,7 +167,7 @@ function tableBlock(table: Element): DraftBlock | null {
   if (rows.every((r) => r.length === 2)) {
     return { type: 'spec_table', rows: rows.map(([label, value], i) => ({ id: `r${i + 1}`, label, value })) };
   }
-  const width = Math.max(...rows.map((r) => r.length));
+  const width = rows.reduce((w, r) => Math.max(w, r.length), 0);
   const cell = (s: string | undefined) => (s ?? '').replaceAll('|', '\\|');
   const line = (r: string[]) => `| ${Array.from({ length: width }, (_, i) => cell(r[i])).join(' | ')} |`;
   return {
@@ -151,7 +177,11 @@ function tableBlock(table: Element): DraftBlock | null {
 }
 
 /** Radio/checkbox groups of a form or fieldset → quiz blocks. Correct options carry `data-correct`. */
-function quizBlocks(container: Element, root: Element, warn: (w: ScormImportWarning) => void): DraftBlock[] {
+function quizBlocks(
+  container: Element,
+  labelFor: (id: string) => Element | undefined,
+  warn: (w: ScormImportWarning) => void,
+): DraftBlock[] {
   const inputs = findAll(
     container,
     (e) => e.name.toLowerCase() === 'input' && /^(radio|checkbox)$/i.test(e.attribs.type ?? ''),
@@ -159,7 +189,9 @@ function quizBlocks(container: Element, root: Element, warn: (w: ScormImportWarn
   const groups = new Map<string, Element[]>();
   for (const input of inputs) {
     const key = `${(input.attribs.type ?? '').toLowerCase()}:${input.attribs.name ?? ''}`;
-    groups.set(key, [...(groups.get(key) ?? []), input]);
+    const group = groups.get(key);
+    if (group) group.push(input);
+    else groups.set(key, [input]);
   }
   const legend = elements(container, 'legend')[0];
   const out: DraftBlock[] = [];
@@ -168,7 +200,7 @@ function quizBlocks(container: Element, root: Element, warn: (w: ScormImportWarn
     const options = group.map((input, i) => {
       const id = input.attribs.id;
       const label =
-        (id && findAll(root, (e) => e.name.toLowerCase() === 'label' && e.attribs.for === id)[0]) ||
+        (id && labelFor(id)) ||
         (input.parent instanceof Element && input.parent.name.toLowerCase() === 'label'
           ? input.parent
           : null);
@@ -188,9 +220,53 @@ function quizBlocks(container: Element, root: Element, warn: (w: ScormImportWarn
   return out;
 }
 
-/** Maps one HTML document. `path` names it in warnings. */
-export function htmlToBlocks(html: string, path: string): HtmlBlocks {
-  const doc = parseDocument(html, { decodeEntities: true, lowerCaseTags: true });
+/** Thrown from the handler to stop parsing a page at its element budget; what was parsed is kept. */
+const PAGE_FULL = Symbol('page full');
+
+/**
+ * htmlparser2's tree builder with the page caps. Past `maxDepth` the page is refused (`too_deep`), before the
+ * parser's own open-element stack grows with it: that stack costs time linear in its height per element, so
+ * 150,000 nested `<div>`s took 25 s. Past `maxElements` parsing stops and the page is cut.
+ */
+class CappedDomHandler extends DomHandler {
+  elements = 0;
+
+  constructor(private readonly entry: string) {
+    super();
+  }
+
+  override onopentag(name: string, attribs: Record<string, string>): void {
+    // tagStack holds the document itself, then every open element.
+    if (this.tagStack.length > HTML_CAPS.maxDepth)
+      throw refused(
+        'too_deep',
+        `${this.entry} nests elements more than ${HTML_CAPS.maxDepth} levels deep`,
+        this.entry,
+      );
+    if (++this.elements > HTML_CAPS.maxElements) throw PAGE_FULL;
+    super.onopentag(name, attribs);
+  }
+}
+
+function parsePage(html: string, entry: string): { children: ChildNode[]; cut: boolean } {
+  const handler = new CappedDomHandler(entry);
+  const parser = new Parser(handler, { decodeEntities: true, lowerCaseTags: true });
+  try {
+    parser.end(html);
+  } catch (err) {
+    if (err !== PAGE_FULL) throw err;
+    return { children: handler.root.children, cut: true };
+  }
+  return { children: handler.root.children, cut: false };
+}
+
+/**
+ * Maps one HTML document. `path` names it in warnings. Mapping stops once the page gave more than `maxBlocks`
+ * blocks (the caller keeps at most that many); `truncated` then says so.
+ */
+export function htmlToBlocks(html: string, path: string, opts: { maxBlocks?: number } = {}): HtmlBlocks {
+  const maxBlocks = opts.maxBlocks ?? Infinity;
+  const page = parsePage(html, path);
   const warnings: ScormImportWarning[] = [];
   const seen = new Set<string>();
   const warn = (w: ScormImportWarning) => {
@@ -198,7 +274,7 @@ export function htmlToBlocks(html: string, path: string): HtmlBlocks {
     seen.add(w.code);
     warnings.push({ ...w, path });
   };
-  const root = new Element('root', {}, doc.children);
+  const root = new Element('root', {}, page.children);
   const titleEl = findAll(root, (e) => e.name === 'title')[0];
   const title = titleEl
     ? squash(titleEl.children.map((c) => (c instanceof Text ? c.data : '')).join('')) || null
@@ -212,7 +288,18 @@ export function htmlToBlocks(html: string, path: string): HtmlBlocks {
     loose = '';
   };
 
+  let labels: Map<string, Element> | undefined;
+  const labelFor = (id: string) => {
+    if (!labels) {
+      labels = new Map();
+      for (const l of findAll(root, (e) => e.name.toLowerCase() === 'label' && e.attribs.for !== undefined))
+        if (!labels.has(l.attribs.for)) labels.set(l.attribs.for, l);
+    }
+    return labels.get(id);
+  };
+
   const walk = (node: ChildNode) => {
+    if (blocks.length > maxBlocks) return;
     if (node instanceof Text) {
       loose += node.data;
       return;
@@ -260,7 +347,7 @@ export function htmlToBlocks(html: string, path: string): HtmlBlocks {
     ) {
       const fieldsets = findAll(node, (e) => e.name === 'fieldset');
       const containers = name === 'form' && fieldsets.length > 0 ? fieldsets : [node];
-      for (const c of containers) blocks.push(...quizBlocks(c, root, warn));
+      for (const c of containers) for (const b of quizBlocks(c, labelFor, warn)) blocks.push(b);
     } else {
       for (const c of node.children) walk(c);
     }
@@ -271,5 +358,5 @@ export function htmlToBlocks(html: string, path: string): HtmlBlocks {
   // Scripts in <head> (where SCORM runtimes usually sit) are left behind too.
   if (findAll(root, (e) => e.name === 'script').length)
     warn({ code: 'script_ignored', message: 'Scripts are not imported; interactions they drive are lost' });
-  return { title, blocks, warnings };
+  return { title, blocks, warnings, truncated: page.cut || blocks.length > maxBlocks };
 }

@@ -5,10 +5,11 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { ScormImportWarning } from '@lectern/contracts';
+import { AppError, inputIssue } from '@lectern/errors';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { refused, type PackageEntry, type ZipPackage } from './zip-guard.js';
 import { allStrings, asArray, attr, decodeText, parseXml, textOf, type XmlNode } from './xml.js';
-import { htmlToBlocks, type DraftBlock } from './html-blocks.js';
+import { HTML_CAPS, htmlToBlocks, type DraftBlock } from './html-blocks.js';
 
 const MiB = 1024 * 1024;
 export const READ_CAPS = { manifest: 8 * MiB, course: 64 * MiB, html: 4 * MiB } as const;
@@ -121,6 +122,11 @@ async function roundtrip(pkg: ZipPackage, entry: PackageEntry): Promise<ImportPl
           translations: (json as { translations?: unknown }).translations,
         }
       : json;
+  // The input rules of POST /courses (nesting at most MAX_JSON_DEPTH, no NUL or lone surrogate), checked
+  // iteratively before anything recursive (the schema, JSON.stringify on the way to the database) meets it.
+  const issue = inputIssue(candidate, ['course']);
+  if (issue)
+    throw new AppError('invalid_request', 'The course in the package is invalid', { issues: [issue] });
   const parsed = RoundtripCourse.safeParse(candidate);
   if (!parsed.success)
     throw refused(
@@ -161,14 +167,19 @@ function salvage(
   const resourcesBase = attr(resourcesNode, 'base');
   const manifestBase = attr(manifest, 'base');
 
+  // Depth-first, document order, with an explicit stack; one item past the screen cap is enough to warn.
   const items: { node: XmlNode; depth: number }[] = [];
-  const collect = (parent: XmlNode, depth: number) => {
-    for (const item of asArray(parent.item)) {
-      items.push({ node: item, depth });
-      collect(item, depth + 1);
-    }
-  };
-  if (org) collect(org, 0);
+  const stack: { node: XmlNode; depth: number }[] = org
+    ? asArray(org.item)
+        .reverse()
+        .map((node) => ({ node, depth: 0 }))
+    : [];
+  while (stack.length > 0 && items.length <= MAX_SCREENS) {
+    const next = stack.pop()!;
+    items.push(next);
+    const children = asArray(next.node.item);
+    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i], depth: next.depth + 1 });
+  }
   const orgTitle = org ? textOf(org.title) : '';
   return buildScreens(pkg, items, { resources, bases: [root, manifestBase, resourcesBase] }, warnings).then(
     (screens) => ({
@@ -210,6 +221,7 @@ async function buildScreens(
     let title = textOf(node.title);
     const n = screens.length + 1;
     const blocks: DraftBlock[] = [];
+    let pageCut = false;
     const ref = attr(node, 'identifierref');
     if (ref !== undefined) {
       const resource = ctx.resources.get(ref);
@@ -249,12 +261,16 @@ async function buildScreens(
           });
         } else {
           if (!htmlCache.has(entry.name)) {
-            const mapped = htmlToBlocks(decodeText(await pkg.read(entry, READ_CAPS.html)), entry.name);
-            warnings.push(...mapped.warnings);
+            const mapped = htmlToBlocks(decodeText(await pkg.read(entry, READ_CAPS.html)), entry.name, {
+              maxBlocks: MAX_BLOCKS_PER_SCREEN,
+            });
+            for (const w of mapped.warnings) warnings.push(w);
             htmlCache.set(entry.name, mapped);
           }
           const mapped = htmlCache.get(entry.name)!;
-          blocks.push(...mapped.blocks);
+          // One at a time: `push(...blocks)` passes every block as an argument and overflows the stack.
+          for (const b of mapped.blocks) blocks.push(b);
+          if (mapped.truncated) pageCut = true;
           if (!title && mapped.title) title = mapped.title;
         }
       }
@@ -268,13 +284,16 @@ async function buildScreens(
       });
     }
     if (blocks.length === 0 && ref === undefined) blocks.push({ type: 'heading', text: title, level: 1 });
-    if (blocks.length > MAX_BLOCKS_PER_SCREEN) {
+    if (blocks.length > MAX_BLOCKS_PER_SCREEN || pageCut) {
       warnings.push({
         code: 'truncated',
-        message: `Item "${title}" kept its first ${MAX_BLOCKS_PER_SCREEN} blocks`,
+        message:
+          blocks.length > MAX_BLOCKS_PER_SCREEN
+            ? `Item "${title}" kept its first ${MAX_BLOCKS_PER_SCREEN} blocks`
+            : `Item "${title}": its page holds more than ${HTML_CAPS.maxElements.toLocaleString('en-US')} elements; the rest is left out`,
         path: id,
       });
-      blocks.length = MAX_BLOCKS_PER_SCREEN;
+      if (blocks.length > MAX_BLOCKS_PER_SCREEN) blocks.length = MAX_BLOCKS_PER_SCREEN;
     }
     screens.push({
       id: `s${n}`,

@@ -1,6 +1,6 @@
 export { ZipPackage, ZIP_CAPS, refused, unsafeName, type PackageEntry } from './zip-guard.js';
-export { parseXml, decodeText } from './xml.js';
-export { htmlToBlocks, type DraftBlock, type HtmlBlocks } from './html-blocks.js';
+export { parseXml, decodeText, XML_CAPS } from './xml.js';
+export { htmlToBlocks, HTML_CAPS, type DraftBlock, type HtmlBlocks } from './html-blocks.js';
 export { planImport, findManifest, READ_CAPS, type ImportPlan } from './import-package.js';
 export {
   handleScormImport,

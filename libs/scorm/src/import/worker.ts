@@ -18,8 +18,9 @@ import {
   type JobWorkerHandle,
   type JobWorkerOptions,
 } from '@lectern/jobs';
-import { ZipPackage, refused } from './zip-guard.js';
-import { planImport, type RoundtripCourse } from './import-package.js';
+import { refused } from './zip-guard.js';
+import type { RoundtripCourse } from './import-package.js';
+import { planInThread } from './plan-thread.js';
 
 export const SCORM_IMPORT_KIND = 'scorm.import' as const;
 /** Durable consumer name of the import kind (`lectern worker scorm` runs it next to the export kind). */
@@ -93,8 +94,7 @@ export async function handleScormImport(
   job: ClaimedJob<typeof SCORM_IMPORT_KIND>,
   ctx: JobContext,
 ): Promise<ScormImportJobResult> {
-  const pkg = await ZipPackage.open(ctx.blobFile(SCORM_BLOB));
-  const plan = await planImport(pkg);
+  const { plan, entries } = await planInThread(ctx.blobFile(SCORM_BLOB), ctx.signal);
   const ws = await workspaceForImport(ctx.em, job.workspaceId);
   const warnings = [...plan.warnings];
   let courseId: string;
@@ -105,10 +105,7 @@ export async function handleScormImport(
     const title = importTitle(job.input.title, plan.title) || 'Imported SCORM package';
     courseId = (await createCourse(ctx.em, ws, { title, screens: plan.screens }, { sourceKind: 'scorm' })).id;
   }
-  ctx.log.info(
-    { courseId, kind: plan.kind, entries: pkg.entries.size, warnings: warnings.length },
-    'scorm imported',
-  );
+  ctx.log.info({ courseId, kind: plan.kind, entries, warnings: warnings.length }, 'scorm imported');
   return { courseId, meta: { kind: plan.kind, warnings } };
 }
 

@@ -30,6 +30,17 @@ const ARRAYS = new Set([
   'langstring',
 ]);
 
+export const XML_CAPS = {
+  /**
+   * Element nesting of a manifest. A real one nests about 10 levels (LOM metadata, a few levels of items).
+   * fast-xml-parser stops at 100 levels too (`maxNestedTags`), but with a plain Error that read as a fault
+   * (500, retried): checked first here, it is a refusal.
+   */
+  maxDepth: 100,
+  /** Elements of a manifest: 10,000 entries each listed a few times stay far below. */
+  maxElements: 200_000,
+} as const;
+
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@_',
@@ -44,9 +55,67 @@ const parser = new XMLParser({
   trimValues: false,
   cdataPropName: '#cdata',
   isArray: (name) => ARRAYS.has(name),
+  // Above our own cap, which is checked first; the parser's counting starts below the root.
+  maxNestedTags: 2 * XML_CAPS.maxDepth,
 });
 
-/** Parses an XML entry of the package; refuses DOCTYPE/ENTITY (`xml_doctype`) and text that is not XML (`not_xml`). */
+/** Index just past `end` searched from `from`, or the end of the text when it never comes (the validator says why). */
+function past(text: string, end: string, from: number): number {
+  const at = text.indexOf(end, from);
+  return at < 0 ? text.length : at + end.length;
+}
+
+/**
+ * Refuses a manifest nested deeper than `XML_CAPS.maxDepth` (`too_deep`) or holding more than
+ * `XML_CAPS.maxElements` elements (`too_many_nodes`), in one linear pass with no recursion, before any parser
+ * builds a tree. Malformed markup is left for the validator.
+ */
+function checkShape(text: string, entryName: string): void {
+  let depth = 0;
+  let elements = 0;
+  let i = 0;
+  for (;;) {
+    const lt = text.indexOf('<', i);
+    if (lt < 0) return;
+    if (text.startsWith('<!--', lt)) i = past(text, '-->', lt + 4);
+    else if (text.startsWith('<![CDATA[', lt)) i = past(text, ']]>', lt + 9);
+    else if (text[lt + 1] === '?') i = past(text, '?>', lt + 2);
+    else if (text[lt + 1] === '!') i = past(text, '>', lt + 2);
+    else if (text[lt + 1] === '/') {
+      depth--;
+      i = past(text, '>', lt + 2);
+    } else {
+      // A start tag: its end is the first `>` outside a quoted attribute value.
+      let j = lt + 1;
+      let quote = '';
+      for (; j < text.length; j++) {
+        const c = text[j];
+        if (quote) {
+          if (c === quote) quote = '';
+        } else if (c === '"' || c === "'") quote = c;
+        else if (c === '>') break;
+      }
+      if (++elements > XML_CAPS.maxElements)
+        throw refused(
+          'too_many_nodes',
+          `${entryName} holds more than ${XML_CAPS.maxElements.toLocaleString('en-US')} elements`,
+          entryName,
+        );
+      if (text[j - 1] !== '/' && ++depth > XML_CAPS.maxDepth)
+        throw refused(
+          'too_deep',
+          `${entryName} nests elements more than ${XML_CAPS.maxDepth} levels deep`,
+          entryName,
+        );
+      i = j + 1;
+    }
+  }
+}
+
+/**
+ * Parses an XML entry of the package; refuses DOCTYPE/ENTITY (`xml_doctype`), nesting or size past `XML_CAPS`
+ * (`too_deep`, `too_many_nodes`) and text that is not XML (`not_xml`).
+ */
 export function parseXml(bytes: Buffer, entryName: string): XmlNode {
   const text = decodeText(bytes);
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text))
@@ -55,6 +124,7 @@ export function parseXml(bytes: Buffer, entryName: string): XmlNode {
       `${entryName} declares a DOCTYPE or entities; they are refused (XXE, entity expansion)`,
       entryName,
     );
+  checkShape(text, entryName);
   const valid = XMLValidator.validate(text);
   if (valid !== true)
     throw refused(
@@ -62,7 +132,12 @@ export function parseXml(bytes: Buffer, entryName: string): XmlNode {
       `${entryName} is not well-formed XML (${valid.err.msg}, line ${valid.err.line})`,
       entryName,
     );
-  return parser.parse(text) as XmlNode;
+  try {
+    return parser.parse(text) as XmlNode;
+  } catch (err) {
+    // The text passed the validator and the caps: whatever the parser still refuses is the input's doing.
+    throw refused('not_xml', `${entryName} could not be read as XML (${(err as Error).message})`, entryName);
+  }
 }
 
 export const asArray = (v: unknown): XmlNode[] =>

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
+import { uriLimit } from './http/uri-limit.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerApiRoutes } from './routes/index.js';
@@ -101,6 +102,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   });
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
   app.use(errorMiddleware(log));
+  app.use(uriLimit());
 
   const openapi = () => buildOpenApi(routers, { serverUrl: cfg.PUBLIC_URL, version: VERSION });
   healthRoutes(pub, deps);

@@ -44,7 +44,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const app = new Koa({ proxy: cfg.TRUST_PROXY });
   const pub = new ApiRouter('');
   const api = new ApiRouter(API_PREFIX);
-  const player = new ApiRouter(PLAYER_PREFIX);
+  const player = new ApiRouter(PLAYER_PREFIX, { json: 'strict' });
   const embed = new ApiRouter('/embed');
   const routers = [pub, api, embed, player];
 

@@ -56,6 +56,11 @@ const playerErrors = {
   500: err('internal_error'),
 };
 
+/** The Player API takes only bodies labelled JSON (its router is strict, app.ts). */
+const UNSUPPORTED_BODY = err(
+  'unsupported_media_type: the body is not sent as Content-Type: application/json',
+);
+
 /** Opens: 16 KiB (an identity token is at most 8 KiB). Batches: 100 events with answers of up to 16 KiB each. */
 const OPEN_BODY_LIMIT = 16 * 1024;
 const BATCH_BODY_LIMIT = 512 * 1024;
@@ -190,6 +195,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         ...playerErrors,
         401: err('unauthorized: the identity token or tracking token is refused; the message says why'),
         409: err('conflict: a tracking open for a learner whose run of this course has another source'),
+        415: UNSUPPORTED_BODY,
       },
     },
     async (ctx) => {
@@ -221,6 +227,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       responses: {
         200: { description: 'Applied (or already applied)', schema: z.object({ data: EventBatchResult }) },
         ...playerErrors,
+        415: UNSUPPORTED_BODY,
       },
     },
     runAuth(deps),

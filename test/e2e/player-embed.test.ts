@@ -10,7 +10,7 @@ import { call, waitFor } from '../support/http.js';
 import { api } from '../support/authoring.js';
 import { createEmbedKey, signIdentity } from '../support/player.js';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, buildPlayerOnce, waitReady } from '../support/player-browser.js';
+import { CHROMIUM, buildPlayerOnce, waitReady, watchCspViolations } from '../support/player-browser.js';
 import type { PlayerAssets } from '@lectern/player';
 
 describe('player: the embed page boots the bundle against the Player API (Chromium)', function () {
@@ -66,8 +66,15 @@ describe('player: the embed page boots the bundle against the Player API (Chromi
 
     const page = await browser.newPage();
     try {
+      // Uncaught errors and any Content-Security-Policy violation (the page's policy is strict). Other console
+      // errors are not this test's business (the browser's own /favicon.ico request is a 404).
+      await watchCspViolations(page);
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && /CSP violation|Content Security Policy/.test(m.text()))
+          errors.push(m.text());
+      });
       await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
       await waitReady(page);
       await page.getByRole('heading', { name: 'Welcome aboard' }).waitFor();

@@ -37,7 +37,7 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     expect(page.headers.get('cache-control')).to.equal('no-store');
     expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(page.text).to.not.include('<script>alert(1)');
-    const json = /<script type="application\/json" id="lectern-player-config">(.*?)<\/script>/s.exec(
+    const json = /<script type="application\/json" id="lectern-player-config"[^>]*>(.*?)<\/script>/s.exec(
       page.text,
     )?.[1];
     expect(json, page.text).to.be.a('string');
@@ -52,7 +52,7 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     expect(page.text).to.include('id="lectern-player"');
     const anonymous = await call(app.url, 'GET', `/embed/${courseId}`);
     const anonConfig = JSON.parse(
-      /id="lectern-player-config">(.*?)<\/script>/s.exec(anonymous.text)![1],
+      /id="lectern-player-config"[^>]*>(.*?)<\/script>/s.exec(anonymous.text)![1],
     ) as PlayerConfig;
     expect(anonConfig).to.include({ identity: null, lang: null, mode: 'run' });
     // The page counts no view: the player's open does.

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
 import { uriLimit } from './http/uri-limit.js';
+import { baselineHeaders } from './http/page-security.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerApiRoutes } from './routes/index.js';
@@ -101,6 +102,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     maxAge: 600,
   });
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
+  app.use(baselineHeaders());
   app.use(errorMiddleware(log));
   app.use(uriLimit());
 

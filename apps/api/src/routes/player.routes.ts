@@ -24,7 +24,8 @@ import {
 } from '@lectern/learner-runs';
 import { issueCertificate, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
-import { renderEmbedPage, renderErrorPage } from './embed-page.js';
+import { EMBED_INLINE_STYLES, renderEmbedPage, renderErrorPage } from './embed-page.js';
+import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
 
 export const PLAYER_PREFIX = '/player/v1';
 export const PLAYER_TAG = 'Player API';
@@ -114,6 +115,7 @@ export function certificateFileName(courseTitle: string, serial: string): string
 export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDeps) {
   const tags = [PLAYER_TAG] as const;
   const playerApiBase = `${deps.publicUrl}${PLAYER_PREFIX}`;
+  const publicOrigin = originOf(deps.publicUrl);
 
   embed.route(
     {
@@ -142,9 +144,9 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     async (ctx) => {
       const { identity, lang } = ctx.state.query;
       ctx.set('Cache-Control', 'no-store');
-      // The identity token rides in the URL: never pass it on to whatever the page links to.
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Content-Type-Options', 'nosniff');
+      const styleNonce = newNonce();
+      // Who may frame the page (the player page and its error pages alike): anyone, for now.
+      const frameAncestors = ANY_FRAME_ANCESTOR;
       ctx.type = 'html';
       try {
         await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
@@ -159,6 +161,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           lang: lang || null,
           playerApiBase,
           assets: deps.assets?.() ?? null,
+          styleNonce,
         });
       } catch (caught) {
         if (
@@ -170,6 +173,14 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         if (caught.retryAfter !== undefined) ctx.set('Retry-After', String(caught.retryAfter));
         ctx.body = renderErrorPage(ctx.status);
       }
+      setPageHeaders(ctx, {
+        frameAncestors,
+        inlineStyles: EMBED_INLINE_STYLES,
+        styleNonce,
+        publicOrigin,
+        // The identity token rides in the URL: never pass it on to whatever the page links to.
+        referrerPolicy: 'no-referrer',
+      });
     },
   );
 

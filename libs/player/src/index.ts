@@ -21,6 +21,7 @@ export * from './core/markdown.js';
 export * from './core/scorm.js';
 export * from './core/suspend.js';
 export * from './core/track.js';
+export * from './core/embed.js';
 
 export interface PlayerAssetFile {
   /** File name, content-hashed (`player-<hash>.js`): serve it with a year-long immutable cache. */

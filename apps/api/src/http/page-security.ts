@@ -25,16 +25,9 @@ export interface PagePolicyInput {
   publicOrigin?: string;
 }
 
-const hashes = new Map<string, string>();
-
-/** `'sha256-…'` of an inline element's text, as CSP computes it (UTF-8, base64); remembered per text. */
+/** `'sha256-…'` of an inline element's text, as CSP computes it (UTF-8, base64); a few µs for a style sheet. */
 export function cspHash(text: string): string {
-  let h = hashes.get(text);
-  if (h === undefined) {
-    h = `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-    if (hashes.size < 64) hashes.set(text, h);
-  }
-  return h;
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 }
 
 /** A fresh nonce for one response (128 bits). */

@@ -84,7 +84,7 @@ describe('player: authors preview a course as stored through a signed link', fun
     return `${u.pathname}${u.search}`;
   };
   const configOf = (html: string) =>
-    JSON.parse(/id="lectern-player-config">(.*?)<\/script>/s.exec(html)![1]) as PlayerConfig;
+    JSON.parse(/id="lectern-player-config"[^>]*>(.*?)<\/script>/s.exec(html)![1]) as PlayerConfig;
 
   const signPreview = (claims: Record<string, unknown>, exp: number, key: Uint8Array = RUN_TOKEN_KEY) =>
     new SignJWT(claims)

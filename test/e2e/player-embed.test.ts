@@ -10,7 +10,7 @@ import { call, waitFor } from '../support/http.js';
 import { api } from '../support/authoring.js';
 import { createEmbedKey, signIdentity } from '../support/player.js';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, buildPlayerOnce, waitReady } from '../support/player-browser.js';
+import { CHROMIUM, buildPlayerOnce, waitReady, watchCspViolations } from '../support/player-browser.js';
 import type { PlayerAssets } from '@lectern/player';
 
 describe('player: the embed page boots the bundle against the Player API (Chromium)', function () {
@@ -66,8 +66,15 @@ describe('player: the embed page boots the bundle against the Player API (Chromi
 
     const page = await browser.newPage();
     try {
+      // Uncaught errors and any Content-Security-Policy violation (the page's policy is strict). Other console
+      // errors are not this test's business (the browser's own /favicon.ico request is a 404).
+      await watchCspViolations(page);
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && /CSP violation|Content Security Policy/.test(m.text()))
+          errors.push(m.text());
+      });
       await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
       await waitReady(page);
       await page.getByRole('heading', { name: 'Welcome aboard' }).waitFor();
@@ -93,6 +100,74 @@ describe('player: the embed page boots the bundle against the Player API (Chromi
       await page.reload();
       await waitReady(page);
       await page.getByRole('heading', { name: 'All done' }).waitFor();
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("an embed block pointing at the service's own origin is framed without allow-same-origin", async () => {
+    const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Embed sandbox');
+    const req = api(app.base, ws.key);
+    const publish = async (body: Record<string, unknown>) => {
+      const created = await req<{ id: string }>('POST', '/courses', body);
+      expect(created.status, created.text).to.equal(201);
+      const id = created.body.data.id;
+      expect((await req('PATCH', `/courses/${id}`, { status: 'published' })).status).to.equal(200);
+      return id;
+    };
+    const inner = await publish({
+      title: 'Inner',
+      screens: [{ id: 's1', title: 'Inner', blocks: [{ id: 'h', type: 'heading', text: 'Inner course' }] }],
+    });
+    // Signed learners: an anonymous run needs crypto.randomUUID, which plain-http pages other than localhost lack.
+    const token = await signIdentity(await createEmbedKey(app.base, ws.key), { name: 'Ada' }, { sub: 'ada' });
+    // PUBLIC_URL is http://lectern.test: the block frames another course of the same service.
+    const outer = await publish({
+      title: 'Outer',
+      screens: [
+        {
+          id: 's1',
+          title: 'Outer',
+          blocks: [
+            { id: 'h', type: 'heading', text: 'Outer course' },
+            {
+              id: 'frame',
+              type: 'embed',
+              url: `http://lectern.test/embed/${inner}?identity=${encodeURIComponent(token)}`,
+              title: 'Inner',
+              height: 300,
+            },
+          ],
+        },
+      ],
+    });
+    const page = await browser.newPage();
+    try {
+      await watchCspViolations(page);
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      page.on('console', (m) => {
+        if (m.type() === 'error' && /CSP violation|Content Security Policy/.test(m.text()))
+          errors.push(m.text());
+      });
+      await page.goto(`http://lectern.test/embed/${outer}?identity=${encodeURIComponent(token)}`);
+      await waitReady(page);
+      const iframe = page.locator('[data-block-id="frame"] iframe');
+      const sandbox = (await iframe.getAttribute('sandbox'))!.split(' ');
+      expect(sandbox).to.include('allow-scripts').and.not.include('allow-same-origin');
+      // The framed page runs in an opaque origin: it cannot reach the outer page.
+      await page
+        .frameLocator('[data-block-id="frame"] iframe')
+        .getByRole('heading', { name: 'Inner course' })
+        .waitFor();
+      const frame = page.frames().find((f) => f.url().includes(`/embed/${inner}`));
+      expect(await frame!.evaluate('self.origin')).to.equal('null');
+      expect(
+        await frame!.evaluate(
+          '(function () { try { return !!parent.document; } catch (e) { return false; } })()',
+        ),
+      ).to.equal(false);
       expect(errors).to.deep.equal([]);
     } finally {
       await page.close();

@@ -208,6 +208,37 @@ describe('player in Chromium (preview mode)', function () {
     });
   }
 
+  it("an embed block from the page's own origin is framed without allow-same-origin, another origin keeps it", async () => {
+    // 127.0.0.1 and localhost are two origins served by the same test server.
+    const other = server.url.replace('127.0.0.1', 'localhost');
+    const c = course([
+      {
+        id: 's1',
+        title: 'Widgets',
+        blocks: [
+          { id: 'same', type: 'embed', url: `${server.url}/widget`, title: 'Same origin', height: 120 },
+          { id: 'other', type: 'embed', url: `${other}/widget`, title: 'Other origin', height: 120 },
+        ],
+      },
+    ] as Screen[]);
+    const { page, errors } = await open('embed-sandbox', c);
+    const sandbox = (id: string) => page.locator(`[data-block-id="${id}"] iframe`).getAttribute('sandbox');
+    const same = (await sandbox('same'))!.split(' ');
+    expect(same).to.include('allow-scripts').and.not.include('allow-same-origin');
+    expect((await sandbox('other'))!.split(' ')).to.include.members(['allow-scripts', 'allow-same-origin']);
+    // The same-origin widget runs in an opaque origin: it cannot reach into the player's page.
+    await page.locator('[data-block-id="same"] iframe').scrollIntoViewIfNeeded();
+    const widget = page.frameLocator('[data-block-id="same"] iframe');
+    await widget.locator('p').waitFor();
+    const frame = page.frames().find((f) => f.url() === `${server.url}/widget`);
+    expect(frame, 'the widget frame').to.not.equal(undefined);
+    expect(await frame!.evaluate('self.origin')).to.equal('null');
+    // The page's policy frames the service's own origin and https: only, so this plain-http widget of another
+    // origin is refused by the browser (the one violation of this page); an https widget would load.
+    expect(errors).to.not.be.empty;
+    for (const e of errors) expect(e).to.include('frame-src').and.include(other);
+  });
+
   it('renders blocks with missing, malformed and unknown fields without breaking the screen', async () => {
     const { page, errors } = await open('blank', course(blankScreens()));
     // Every known type is on the screen (blank), the unknown type draws nothing, and no block failed.

@@ -37,7 +37,7 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     expect(page.headers.get('cache-control')).to.equal('no-store');
     expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(page.text).to.not.include('<script>alert(1)');
-    const json = /<script type="application\/json" id="lectern-player-config">(.*?)<\/script>/s.exec(
+    const json = /<script type="application\/json" id="lectern-player-config"[^>]*>(.*?)<\/script>/s.exec(
       page.text,
     )?.[1];
     expect(json, page.text).to.be.a('string');
@@ -52,7 +52,7 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     expect(page.text).to.include('id="lectern-player"');
     const anonymous = await call(app.url, 'GET', `/embed/${courseId}`);
     const anonConfig = JSON.parse(
-      /id="lectern-player-config">(.*?)<\/script>/s.exec(anonymous.text)![1],
+      /id="lectern-player-config"[^>]*>(.*?)<\/script>/s.exec(anonymous.text)![1],
     ) as PlayerConfig;
     expect(anonConfig).to.include({ identity: null, lang: null, mode: 'run' });
     // The page counts no view: the player's open does.
@@ -93,8 +93,8 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
     });
     expect(big.status).to.equal(413);
     expect(big.body.error).to.equal('payload_too_large');
-    // A body that is clearly something else is 415; text/plain is read as JSON when it is JSON (README), so a
-    // text/plain body that is not JSON is a malformed body (400), as on /api/v1.
+    // The Player API takes only bodies labelled JSON (docs/player-api.md): anything else is a 415, text/plain
+    // included (unlike /api/v1); a JSON body that does not parse is a malformed body (400).
     const xml = await call(`${app.url}/player/v1`, 'POST', '/runs', {
       raw: '<run courseId="x"/>',
       headers: { 'content-type': 'application/xml' },
@@ -105,8 +105,14 @@ describe('learner runs: the embed page, CORS, caps and limits of the player surf
       raw: 'courseId=x',
       headers: { 'content-type': 'text/plain' },
     });
-    expect(text.status).to.equal(400);
-    expect(text.body.error).to.equal('invalid_request');
+    expect(text.status).to.equal(415);
+    expect(text.body.error).to.equal('unsupported_media_type');
+    const malformed = await call(`${app.url}/player/v1`, 'POST', '/runs', {
+      raw: '{"courseId":',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(malformed.status).to.equal(400);
+    expect(malformed.body.error).to.equal('invalid_request');
   });
 
   it('an expired run token is refused with a message saying so', async () => {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
 import { playerAssets, playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
+import { contentSecurityPolicy, newNonce } from '@lectern/api';
 
 const root = process.cwd();
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -96,7 +97,11 @@ export async function startPlayerServer(assets: PlayerAssets): Promise<PlayerSer
     if (kind === 'favicon.ico') return send(204, 'image/x-icon', '');
     const c = cases.get(name ?? '');
     if (kind === 'page' && c) {
+      // The policy the service's embed and preview pages send, so every block is checked under it.
+      const styleNonce = newNonce();
+      res.setHeader('content-security-policy', contentSecurityPolicy({ frameAncestors: ['*'], styleNonce }));
       const html = playerPageHtml({
+        styleNonce,
         config: { mode: 'preview', course: c.course, lang: c.lang ?? null },
         assets,
         assetBase: '/assets',
@@ -173,8 +178,22 @@ const PAGE_HELPERS = `window.lpt = {
   heard: function () { return window.heard || []; }
 };`;
 
+/**
+ * Every Content-Security-Policy violation in any frame of the page, logged as a console error, so the tests that
+ * watch console errors (watchErrors) fail on one: the pages run under a strict policy (docs/player.md).
+ */
+const CSP_WATCH = `document.addEventListener('securitypolicyviolation', function (e) {
+  console.error('CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline') + ' in ' + e.documentURI);
+});`;
+
 export async function installPageHelpers(context: BrowserContext): Promise<void> {
   await context.addInitScript({ content: PAGE_HELPERS });
+  await watchCspViolations(context);
+}
+
+/** Logs CSP violations as console errors (CSP_WATCH) in every page of `target` from its next navigation on. */
+export async function watchCspViolations(target: BrowserContext | Page): Promise<void> {
+  await target.addInitScript({ content: CSP_WATCH });
 }
 
 /** Calls one of the page helpers with JSON arguments. */
@@ -193,7 +212,9 @@ const AXE = path.join(root, 'node_modules', 'axe-core', 'axe.min.js');
 
 /** Serious and critical axe-core violations of the page as it is now. */
 export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.addScriptTag({ path: AXE });
+  // Evaluated, not added as a <script> element: the pages' policy allows no inline script.
+  if (!(await page.evaluate('typeof window.axe !== "undefined"')))
+    await page.evaluate(readFileSync(AXE, 'utf8'));
   const violations = await inPage<AxeViolation[]>(page, 'axe');
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

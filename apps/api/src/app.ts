@@ -2,6 +2,8 @@ import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
+import { uriLimit } from './http/uri-limit.js';
+import { baselineHeaders } from './http/page-security.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerApiRoutes } from './routes/index.js';
@@ -43,7 +45,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const app = new Koa({ proxy: cfg.TRUST_PROXY });
   const pub = new ApiRouter('');
   const api = new ApiRouter(API_PREFIX);
-  const player = new ApiRouter(PLAYER_PREFIX);
+  const player = new ApiRouter(PLAYER_PREFIX, { json: 'strict' });
   const embed = new ApiRouter('/embed');
   const routers = [pub, api, embed, player];
 
@@ -100,7 +102,9 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     maxAge: 600,
   });
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));
+  app.use(baselineHeaders());
   app.use(errorMiddleware(log));
+  app.use(uriLimit());
 
   const openapi = () => buildOpenApi(routers, { serverUrl: cfg.PUBLIC_URL, version: VERSION });
   healthRoutes(pub, deps);

@@ -5,3 +5,4 @@ export { startApiServer, type ApiServer } from './server.js';
 export type { ApiAppConfig, ApiDeps, RouteDeps } from './deps.js';
 export { PlayerEnv, type PlayerConfig } from './player-env.js';
 export { lazyPlayerKeys, type PlayerKeys } from './player-keys.js';
+export { contentSecurityPolicy, newNonce, type PagePolicyInput } from './http/page-security.js';

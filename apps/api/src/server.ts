@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
+import { MAX_URL_LENGTH, uriTooLongMessage } from './http/uri-limit.js';
 import { NO_RELAY, startRelay, type Relay } from '@lectern/events';
 import type { ApiDeps } from './deps.js';
 
@@ -23,6 +24,15 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
     return;
   }
   const raw = err.rawPacket?.toString('latin1') ?? '';
+  if (err.code === 'HPE_HEADER_OVERFLOW' && requestLineTooLong(raw)) {
+    // Answered before any header is looked at: a huge URL is not an authentication problem.
+    const body = JSON.stringify({ error: 'uri_too_long', message: uriTooLongMessage() });
+    socket.end(
+      `HTTP/1.1 414 URI Too Long\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    return;
+  }
   const auth = /\r?\nauthorization:/i.test(raw);
   const status = auth ? 401 : 400;
   const body = JSON.stringify(
@@ -38,6 +48,18 @@ function answerClientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, 
     `HTTP/1.1 ${status} ${auth ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * Whether the bytes the parser gave up on start with (or are inside) a request line longer than we take. Node
+ * refuses a request whose request line and headers pass its header limit (16 KiB) as one overflow; the URL is the
+ * culprit when the first line of what it read is not a header field and is itself over the URL limit.
+ */
+function requestLineTooLong(raw: string): boolean {
+  const end = raw.indexOf('\n');
+  const first = end === -1 ? raw : raw.slice(0, end);
+  if (/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/.test(first)) return false;
+  return first.length > MAX_URL_LENGTH;
 }
 
 /**

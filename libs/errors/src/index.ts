@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
+  | 'uri_too_long'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal_error'
@@ -69,6 +70,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: number; error: string }> =
   method_not_allowed: { status: 405, error: 'method_not_allowed' },
   conflict: { status: 409, error: 'conflict' },
   payload_too_large: { status: 413, error: 'payload_too_large' },
+  uri_too_long: { status: 414, error: 'uri_too_long' },
   unsupported_media_type: { status: 415, error: 'unsupported_media_type' },
   rate_limited: { status: 429, error: 'rate_limited' },
   internal_error: { status: 500, error: 'internal_error' },

@@ -100,15 +100,15 @@ export function assertAnonymousAllowed(access: PlayerAccess): void {
 }
 
 /**
- * The `frame-ancestors` value of the embed page (and any page that frames the player) for a workspace: `'self'`
+ * The `frame-ancestors` sources of the embed page (and any page that frames the player) for a workspace: `'self'`
  * and its allowed origins, or `*` when it lists none (any site may embed, as before the setting existed).
  */
-export function frameAncestors(access: Pick<PlayerAccess, 'allowedOrigins'>): string {
-  if (access.allowedOrigins === null) return '*';
-  return ["'self'", ...access.allowedOrigins].join(' ');
+export function frameAncestors(access: Pick<PlayerAccess, 'allowedOrigins'>): readonly string[] {
+  if (access.allowedOrigins === null) return ['*'];
+  return ["'self'", ...access.allowedOrigins];
 }
 
 /** `frameAncestors` of a workspace, read from the database (for a page that did not read its settings yet). */
-export async function frameAncestorsOf(em: EntityManager, workspaceId: string): Promise<string> {
+export async function frameAncestorsOf(em: EntityManager, workspaceId: string): Promise<readonly string[]> {
   return frameAncestors(await getPlayerSettings(em, workspaceId));
 }

@@ -87,15 +87,31 @@ export function checkEvents(batch: EventBatch, idx: CourseIndex): void {
         });
       if (e.answer === undefined)
         issues.push({ code: 'required', path: ['events', i, 'answer'], message: 'the answer is missing' });
-      else if (Buffer.byteLength(JSON.stringify(e.answer)) > MAX_ANSWER_BYTES)
-        issues.push({
-          code: 'too_big',
-          path: ['events', i, 'answer'],
-          message: `at most ${MAX_ANSWER_BYTES} bytes of JSON`,
-        });
+      else {
+        const bytes = Buffer.byteLength(JSON.stringify(e.answer));
+        if (bytes > MAX_ANSWER_BYTES)
+          issues.push({
+            code: 'too_big',
+            path: ['events', i, 'answer'],
+            message: `the answer is ${bytes} bytes of JSON; an answer may be at most ${ANSWER_LIMIT_WORDS}`,
+          });
+      }
     }
   });
-  if (issues.length) throw invalid('The batch names screens or blocks the course does not have', issues);
+  if (issues.length) throw invalid(batchProblem(issues), issues);
+}
+
+const ANSWER_LIMIT_WORDS = `${MAX_ANSWER_BYTES / 1024} KiB (${MAX_ANSWER_BYTES} bytes) of JSON`;
+
+/** The refusal's headline says what is actually wrong: unknown ids, a missing answer, an answer too large. */
+function batchProblem(issues: Issue[]): string {
+  const has = (code: string) => issues.some((i) => i.code === code);
+  const parts: string[] = [];
+  if (has('unknown_screen') || has('unknown_block'))
+    parts.push('names screens or blocks the course does not have');
+  if (has('required')) parts.push('has an answer event without an answer');
+  if (has('too_big')) parts.push(`has an answer that is too large: at most ${ANSWER_LIMIT_WORDS} per answer`);
+  return `The batch ${parts.join('; ')}`;
 }
 
 /** Reported time never exceeds the wall time since the run's previous call (or its open), in whole seconds. */

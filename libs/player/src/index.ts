@@ -21,6 +21,7 @@ export * from './core/markdown.js';
 export * from './core/scorm.js';
 export * from './core/suspend.js';
 export * from './core/track.js';
+export * from './core/embed.js';
 
 export interface PlayerAssetFile {
   /** File name, content-hashed (`player-<hash>.js`): serve it with a year-long immutable cache. */
@@ -106,8 +107,11 @@ export function playerPageHtml(input: {
   title?: string;
   lang?: string;
   dir?: 'ltr' | 'rtl';
+  /** The response's style nonce (a page under a strict CSP): the player's theme sheet carries it. */
+  styleNonce?: string;
 }): string {
   const base = input.assetBase.replace(/\/+$/, '');
+  const nonce = input.styleNonce ? ` nonce="${escapeHtml(input.styleNonce)}"` : '';
   const lang = escapeHtml(input.lang ?? 'en');
   const dir = input.dir === 'rtl' ? 'rtl' : 'ltr';
   return (
@@ -115,7 +119,7 @@ export function playerPageHtml(input: {
     `<meta name="viewport" content="width=device-width, initial-scale=1">\n` +
     `<title>${escapeHtml(input.title ?? '')}</title>\n` +
     `<link rel="stylesheet" href="${escapeHtml(`${base}/${input.assets.css.file}`)}">\n` +
-    `<script type="application/json" id="lectern-player-config">${scriptJson(input.config)}</script>\n` +
+    `<script type="application/json" id="lectern-player-config"${nonce}>${scriptJson(input.config)}</script>\n` +
     `<script defer src="${escapeHtml(`${base}/${input.assets.js.file}`)}"></script>\n` +
     `</head>\n<body>\n<div id="lectern-player" class="lp"></div>\n</body>\n</html>\n`
   );

@@ -91,6 +91,33 @@ describe('learner runs: run-state rules', () => {
         ['required', ['events', 2, 'answer']],
         ['too_big', ['events', 3, 'answer']],
       ]);
+      expect(e.message).to.equal(
+        'The batch names screens or blocks the course does not have; has an answer event without an answer; ' +
+          'has an answer that is too large: at most 16 KiB (16384 bytes) of JSON per answer',
+      );
+    });
+
+    it('an oversized answer alone is refused as too large, naming the limit, not as an unknown block', () => {
+      let err: unknown;
+      try {
+        checkEvents(batch([{ type: 'answer', blockId: 'p', answer: 'x'.repeat(17 * 1024) }]), idx);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(AppError);
+      const e = err as AppError;
+      expect(e.code).to.equal('invalid_request');
+      expect(e.message).to.equal(
+        'The batch has an answer that is too large: at most 16 KiB (16384 bytes) of JSON per answer',
+      );
+      expect(e.message).to.not.match(/does not have/);
+      expect(e.issues).to.deep.equal([
+        {
+          code: 'too_big',
+          path: ['events', 0, 'answer'],
+          message: 'the answer is 17410 bytes of JSON; an answer may be at most 16 KiB (16384 bytes) of JSON',
+        },
+      ]);
     });
   });
 

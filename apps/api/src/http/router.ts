@@ -97,6 +97,16 @@ const DEFAULT_JSON_LIMIT = 1024 * 1024;
  */
 const LENIENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded'];
 
+export interface ApiRouterOptions {
+  /**
+   * `strict`: a body must be labelled JSON (`application/json` or `+json`), anything else is a 415. The Player API
+   * is strict (docs/player-api.md): its own clients (the player, SCORM packages' tracking) always label their
+   * bodies, and a mislabelled body there is a client bug to surface, not a convenience to offer.
+   * `lenient` (default, /api/v1): also the types of LENIENT_TYPES, for `curl -d` and `fetch` with a string body.
+   */
+  json?: 'strict' | 'lenient';
+}
+
 function rawBodyType(raw: NonNullable<RouteSpec<undefined, undefined>['rawBody']>): Middleware {
   const accepted = [raw.contentType, ...(raw.alsoAccept ?? [])];
   return async (ctx, next) => {
@@ -112,7 +122,7 @@ function rawBodyType(raw: NonNullable<RouteSpec<undefined, undefined>['rawBody']
   };
 }
 
-function jsonBody(limit: number): Middleware {
+function jsonBody(limit: number, strict: boolean): Middleware {
   const parser = koaBody({
     json: true,
     text: false,
@@ -127,7 +137,8 @@ function jsonBody(limit: number): Middleware {
     const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
     if (!hasBody || ctx.is('application/json', '+json')) return parser(ctx, next);
     const declared = ctx.get('content-type');
-    if (declared !== '' && !ctx.is(LENIENT_TYPES)) {
+    if (strict || (declared !== '' && !ctx.is(LENIENT_TYPES))) {
+      ctx.req.resume();
       throw new AppError(
         'unsupported_media_type',
         'Send the body as JSON with Content-Type: application/json',
@@ -168,7 +179,10 @@ export class ApiRouter {
   /** Full route templates (prefix included) registered through route(): the only values metrics label with. */
   readonly templates = new Set<string>();
 
-  constructor(readonly prefix: string) {
+  constructor(
+    readonly prefix: string,
+    private readonly options: ApiRouterOptions = {},
+  ) {
     this.router = new Router({ prefix });
   }
 
@@ -207,7 +221,7 @@ export class ApiRouter {
       await next();
     };
     const parse: Middleware[] = spec.body
-      ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT)]
+      ? [jsonBody(spec.bodyLimit ?? DEFAULT_JSON_LIMIT, this.options.json === 'strict')]
       : spec.rawBody
         ? [rawBodyType(spec.rawBody)]
         : [];

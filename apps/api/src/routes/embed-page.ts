@@ -13,7 +13,15 @@ export interface EmbedPageInput {
   playerApiBase: string;
   /** The player bundle's script and stylesheet (content-hashed URLs under /player/assets); absent when unbuilt. */
   assets?: { js: string; css: string } | null;
+  /** The response's style nonce, handed to the player on its config element for its theme sheet. */
+  styleNonce?: string;
 }
+
+/** The inline style elements of the embed and error pages: the page's policy allows exactly these by hash. */
+export const EMBED_PAGE_STYLE = 'html,body{margin:0;height:100%}#lectern-player{min-height:100%}';
+export const ERROR_PAGE_STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1b1f24}main{max-width:32rem;padding:24px;text-align:center}';
+export const EMBED_INLINE_STYLES = [EMBED_PAGE_STYLE, ERROR_PAGE_STYLE] as const;
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -35,15 +43,16 @@ export function renderEmbedPage(input: EmbedPageInput): string {
   };
   const css = input.assets ? `\n<link rel="stylesheet" href="${escapeHtml(input.assets.css)}">` : '';
   const bundle = input.assets ? `\n<script defer src="${escapeHtml(input.assets.js)}"></script>` : '';
+  const nonce = input.styleNonce ? ` nonce="${escapeHtml(input.styleNonce)}"` : '';
   return `<!doctype html>
 <html lang="${escapeHtml(input.lang ?? 'en')}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>Course</title>${css}
-<style>html,body{margin:0;height:100%}#lectern-player{min-height:100%}</style>
+<style>${EMBED_PAGE_STYLE}</style>
 </head><body>
 <div id="lectern-player" data-course-id="${escapeHtml(input.courseId)}"></div>
-<script type="application/json" id="lectern-player-config">${scriptJson(config)}</script>${bundle}
+<script type="application/json" id="lectern-player-config"${nonce}>${scriptJson(config)}</script>${bundle}
 </body></html>
 `;
 }
@@ -73,7 +82,7 @@ export function renderErrorPage(status: number, page?: { title: string; text: st
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${page.title}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1b1f24}main{max-width:32rem;padding:24px;text-align:center}</style>
+<style>${ERROR_PAGE_STYLE}</style>
 </head><body><main><h1>${page.title}</h1><p>${page.text}</p></main></body></html>
 `;
 }

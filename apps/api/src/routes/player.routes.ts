@@ -14,7 +14,7 @@ import {
 import {
   applyBatch,
   checkEmbed,
-  frameAncestors,
+  frameAncestors as frameAncestorsOfAccess,
   hitAddressLimit,
   openRun,
   retakeRun,
@@ -26,7 +26,8 @@ import {
 } from '@lectern/learner-runs';
 import { issueCertificate, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
-import { renderEmbedPage, renderErrorPage } from './embed-page.js';
+import { EMBED_INLINE_STYLES, renderEmbedPage, renderErrorPage } from './embed-page.js';
+import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
 
 export const PLAYER_PREFIX = '/player/v1';
 export const PLAYER_TAG = 'Player API';
@@ -61,6 +62,11 @@ const playerErrors = {
   429: err('rate_limited: per-address or per-run limit (Retry-After seconds)'),
   500: err('internal_error'),
 };
+
+/** The Player API takes only bodies labelled JSON (its router is strict, app.ts). */
+const UNSUPPORTED_BODY = err(
+  'unsupported_media_type: the body is not sent as Content-Type: application/json',
+);
 
 /** Opens: 16 KiB (an identity token is at most 8 KiB). Batches: 100 events with answers of up to 16 KiB each. */
 const OPEN_BODY_LIMIT = 16 * 1024;
@@ -116,6 +122,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
   const tags = [PLAYER_TAG] as const;
   const playerApiBase = `${deps.publicUrl}${PLAYER_PREFIX}`;
   const ownOrigin = new URL(deps.publicUrl).origin;
+  const publicOrigin = originOf(deps.publicUrl);
 
   embed.route(
     {
@@ -144,9 +151,10 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
     async (ctx) => {
       const { identity, lang } = ctx.state.query;
       ctx.set('Cache-Control', 'no-store');
-      // The identity token rides in the URL: never pass it on to whatever the page links to.
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Content-Type-Options', 'nosniff');
+      const styleNonce = newNonce();
+      // Who may frame the page (the player page and its error pages alike): anyone until the course's workspace
+      // is known, then the sites it lists (player settings' allowedOrigins).
+      let frameAncestors = ANY_FRAME_ANCESTOR;
       ctx.type = 'html';
       try {
         await hitAddressLimit(deps.em(), ctx.ip, deps.limits.opensPerMinutePerAddress);
@@ -155,16 +163,14 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           ctx.params.courseId,
           identity || undefined,
         );
-        // Only the sites the workspace lists may frame the page. A full policy set earlier keeps its own
-        // frame-ancestors (built from the same function).
-        if (!ctx.response.get('Content-Security-Policy'))
-          ctx.set('Content-Security-Policy', `frame-ancestors ${frameAncestors(published.access)}`);
+        frameAncestors = frameAncestorsOfAccess(published.access);
         ctx.body = renderEmbedPage({
           courseId: ctx.params.courseId,
           identity: identity || null,
           lang: lang || null,
           playerApiBase,
           assets: deps.assets?.() ?? null,
+          styleNonce,
         });
       } catch (caught) {
         if (
@@ -176,6 +182,14 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         if (caught.retryAfter !== undefined) ctx.set('Retry-After', String(caught.retryAfter));
         ctx.body = renderErrorPage(ctx.status);
       }
+      setPageHeaders(ctx, {
+        frameAncestors,
+        inlineStyles: EMBED_INLINE_STYLES,
+        styleNonce,
+        publicOrigin,
+        // The identity token rides in the URL: never pass it on to whatever the page links to.
+        referrerPolicy: 'no-referrer',
+      });
     },
   );
 
@@ -211,6 +225,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           'conflict: the run of this learner and course was recorded with another source (a learner reported ' +
             'by an LMS before LMS learners had a scope of their own)',
         ),
+        415: UNSUPPORTED_BODY,
       },
     },
     async (ctx) => {
@@ -254,6 +269,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       responses: {
         200: { description: 'Applied (or already applied)', schema: z.object({ data: EventBatchResult }) },
         ...playerErrors,
+        415: UNSUPPORTED_BODY,
       },
     },
     runAuth(deps),

@@ -8,7 +8,8 @@ import type { ApiRouter } from '../http/router.js';
 import type { PreviewTokens } from '../player-keys.js';
 import { PLAYER_ASSETS_PATH } from './player-assets.routes.js';
 import { PLAYER_TAG } from './player.routes.js';
-import { renderErrorPage } from './embed-page.js';
+import { EMBED_INLINE_STYLES, renderErrorPage } from './embed-page.js';
+import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
 import { errorResponses } from './shared.js';
 
 /** What the preview routes need from the process (app.ts builds it). */
@@ -80,6 +81,7 @@ async function storedCourse(
  * The token rides in the query, not the path, so the request log (path only) never records it.
  */
 export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps): void {
+  const publicOrigin = originOf(deps.publicUrl);
   api.route(
     {
       method: 'post',
@@ -140,8 +142,15 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
     async (ctx) => {
       ctx.set('Cache-Control', 'no-store');
       ctx.set('X-Robots-Tag', 'noindex');
-      ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Content-Type-Options', 'nosniff');
+      const styleNonce = newNonce();
+      setPageHeaders(ctx, {
+        frameAncestors: ANY_FRAME_ANCESTOR,
+        inlineStyles: EMBED_INLINE_STYLES,
+        styleNonce,
+        publicOrigin,
+        // The preview token rides in the URL.
+        referrerPolicy: 'no-referrer',
+      });
       ctx.type = 'html';
       try {
         const keys = deps.keys();
@@ -164,6 +173,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
           title: course.title,
           lang: course.locale,
           dir: course.direction,
+          styleNonce,
         });
       } catch (caught) {
         if (!isAppError(caught)) throw caught;

@@ -4,17 +4,13 @@ import type { RouteDeps } from '../deps.js';
 import { ASSERTED_IDENTITY_NOTE, CertificateVerification, ErrorBody } from '@lectern/contracts';
 import { findBySerial, verificationOf, verifyLookupWait } from '@lectern/certificates';
 import { z } from 'zod';
+import { NO_FRAME_ANCESTOR, setPageHeaders } from '../http/page-security.js';
 
 const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function page(title: string, body: string, opts: { lang?: string; dir?: 'ltr' | 'rtl' } = {}): string {
-  return `<!doctype html>
-<html lang="${esc(opts.lang ?? 'en')}"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${esc(title)}</title>
-<style>
+/** The page's one inline style element, allowed by its hash in the page's policy (page-security.ts). */
+const VERIFY_STYLE = `
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1b1f24;background:#f4f5f7}
 main{max-width:560px;margin:48px auto;padding:0 16px}
 .card{background:#fff;border:1px solid #e3e6ea;border-radius:12px;padding:28px 32px}
@@ -27,7 +23,15 @@ dt{color:#57606a}dd{margin:0;font-weight:600}
 .serial{font-family:ui-monospace,monospace;letter-spacing:.04em}
 footer{color:#57606a;font-size:13px;margin-top:14px}
 .note{color:#9a6700;margin:16px 0 0}
-</style></head><body><main>${body}</main></body></html>`;
+`;
+
+function page(title: string, body: string, opts: { lang?: string; dir?: 'ltr' | 'rtl' } = {}): string {
+  return `<!doctype html>
+<html lang="${esc(opts.lang ?? 'en')}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${esc(title)}</title>
+<style>${VERIFY_STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
 /** The served value for the address: `Accept: application/json` (or `?format=json`) gets JSON, everyone else the page. */
@@ -71,6 +75,13 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
     async (ctx) => {
       const json = wantsJson(ctx);
       ctx.set('Cache-Control', 'no-store');
+      // Never framed (a page people trust at a glance must not be dressed up by another site), and the serial in
+      // its URL is not passed on.
+      setPageHeaders(ctx, {
+        frameAncestors: NO_FRAME_ANCESTOR,
+        inlineStyles: [VERIFY_STYLE],
+        referrerPolicy: 'no-referrer',
+      });
       ctx.vary('Accept');
       const em = deps.orm.em.fork();
       const wait = await verifyLookupWait(em, ctx.ip, deps.cfg.VERIFY_LOOKUPS_PER_MINUTE);

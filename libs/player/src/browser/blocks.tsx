@@ -7,6 +7,7 @@ import { Component, type ComponentChildren, type FunctionComponent } from 'preac
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { Feedback, PlayerBlock, RunResult } from '../core/types.js';
+import { embedSandbox } from '../core/embed.js';
 import { Markdown, Paragraphs, itemId, mediaSrc, num, recs, str, strings, type Rec } from './util.js';
 
 export interface BlockCtx {
@@ -127,7 +128,7 @@ function Embed({ b }: Props) {
       title={str(b.title) || url}
       height={height}
       loading="lazy"
-      sandbox="allow-scripts allow-same-origin allow-popups allow-forms allow-presentation"
+      sandbox={embedSandbox(url, location.origin)}
       referrerpolicy="strict-origin-when-cross-origin"
       allow="fullscreen"
     />

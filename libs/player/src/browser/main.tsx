@@ -27,6 +27,20 @@ function readConfig(): PlayerConfig | null {
   }
 }
 
+/**
+ * Adds the theme's style sheet. A page served under a strict Content-Security-Policy (the embed and preview
+ * pages: no inline style but by hash or nonce) puts a per-response nonce on the config element; the sheet
+ * carries it, or the browser would refuse it. A page without one (a SCORM package) needs none.
+ */
+function addStyle(css: string, id?: string): void {
+  const style = document.createElement('style');
+  if (id) style.id = id;
+  const nonce = document.getElementById(CONFIG_ELEMENT_ID)?.nonce;
+  if (nonce) style.nonce = nonce;
+  style.textContent = css;
+  document.head.appendChild(style);
+}
+
 function mountPoint(): HTMLElement {
   let root = document.getElementById('lectern-player');
   if (!root) {
@@ -67,10 +81,7 @@ function watchHeight(el: HTMLElement, courseId: string): void {
 function showError(root: HTMLElement, lang: string | null | undefined, detail: string): void {
   const t = chromeStrings(lang);
   root.setAttribute('lang', chromeLanguage(lang));
-  const theme = resolveTheme(null);
-  const style = document.createElement('style');
-  style.textContent = themeCss(theme);
-  document.head.appendChild(style);
+  addStyle(themeCss(resolveTheme(null)));
   render(
     <main class="lp-main lp-error">
       <div role="alert">
@@ -89,10 +100,7 @@ function start(
   lang: string | null | undefined,
 ): void {
   const theme = resolveTheme(course.theme ?? null, course.customFonts);
-  const style = document.createElement('style');
-  style.id = 'lectern-player-theme';
-  style.textContent = themeCss(theme);
-  document.head.appendChild(style);
+  addStyle(themeCss(theme), 'lectern-player-theme');
   // The chrome speaks the language the course was served in, else the one asked for.
   const chromeTag = course.locale ?? lang;
   const t = chromeStrings(chromeTag);

@@ -58,7 +58,8 @@ describe('hardening: response headers, strict Player API bodies, clear refusals 
 
   before(async () => {
     // The server as it runs (startApiServer): Node's parser refusals are answered by its clientError handler.
-    app = await startTestApp();
+    // Verify lookups are limited per address, and earlier files of the run spent this address's minute.
+    app = await startTestApp({ VERIFY_LOOKUPS_PER_MINUTE: '1000' });
     ws = await makeWorkspace(em(), 'scale');
     courseId = await publishedCourse(app.base, ws.key);
   });

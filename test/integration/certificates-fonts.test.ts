@@ -20,7 +20,13 @@ import {
 import { fontDir, pdfText } from '../support/certificates.js';
 import { makeWorkspace } from '../support/context.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
-import { createEmbedKey, playerApi, publishedCourse, signIdentity } from '../support/player.js';
+import {
+  createEmbedKey,
+  playerApi,
+  publishedCourse,
+  quizFinishEvents,
+  signIdentity,
+} from '../support/player.js';
 
 const base: CertificateRenderInput = {
   serial: 'LC-7KQM-W3XD-9TPA',
@@ -195,13 +201,7 @@ describe('certificates: fonts that degrade (a font folder with only some of the 
         token: run.runToken,
         body: {
           batchId: 'finish',
-          events: [
-            { type: 'screen', screenId: 's1' },
-            { type: 'answer', blockId: 'q1', answer: 'a' },
-            { type: 'screen', screenId: 's2' },
-            { type: 'answer', blockId: 'q2', answer: true },
-            { type: 'screen', screenId: 's3' },
-          ],
+          events: quizFinishEvents(),
         },
       });
       expect(done.status, done.text).to.equal(200);

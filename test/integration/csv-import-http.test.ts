@@ -6,16 +6,14 @@ import { REPO_ROOT } from '../support/spine.js';
 import {
   makeWorkspace,
   startTestApp,
-  testRuntime,
   type TestApp,
   type TestWorkspace,
-  type TestRuntime,
+  type TestWorkers,
+  startTestWorkers,
 } from '../support/context.js';
 import { call } from '../support/http.js';
 import { bigCsv, courseCount, csvText, importCsv, jobsOf, type ImportBody } from '../support/csv.js';
-import { closeRuntime } from '@lectern/runtime';
 import { startCsvWorker } from '@lectern/csv-import';
-import type { JobWorkerHandle } from '@lectern/jobs';
 import type { Res } from '../support/http.js';
 
 const MiB = 1024 * 1024;
@@ -40,19 +38,16 @@ function expectCreated(res: Res<ImportBody>) {
 describe('CSV import over HTTP (POST /courses/import/csv → bus → csv worker → DB)', function () {
   this.timeout(60_000);
   let app: TestApp;
-  let workerRt: TestRuntime;
-  let worker: JobWorkerHandle;
+  let workers: TestWorkers;
   let ws: TestWorkspace;
 
   before(async () => {
     app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
-    workerRt = await testRuntime('csv-worker');
-    worker = await startCsvWorker(workerRt);
+    workers = await startTestWorkers('csv-worker', startCsvWorker);
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'CSV import');
   });
   after(async () => {
-    await worker?.stop();
-    if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+    await workers?.stop();
     await app?.close();
   });
 

@@ -15,7 +15,14 @@ import { startCustomApp, outboxOf, type CustomApp } from '../support/spine.js';
 import { api } from '../support/authoring.js';
 import { checkContract } from '../support/contract.js';
 import { pdfText } from '../support/certificates.js';
-import { anonymousId, createEmbedKey, playerApi, publishedCourse, signIdentity } from '../support/player.js';
+import {
+  anonymousId,
+  createEmbedKey,
+  playerApi,
+  publishedCourse,
+  quizFinishEvents,
+  signIdentity,
+} from '../support/player.js';
 
 type Open = OpenRunResult;
 
@@ -105,13 +112,7 @@ describe('learner runs × certificates: GET /player/v1/runs/:id/certificate', fu
         token: run.runToken,
         body: {
           batchId: 'finish',
-          events: [
-            { type: 'screen', screenId: 's1' },
-            { type: 'answer', blockId: 'q1', answer: right ? 'a' : 'b' },
-            { type: 'screen', screenId: 's2' },
-            { type: 'answer', blockId: 'q2', answer: true },
-            { type: 'screen', screenId: 's3' },
-          ],
+          events: quizFinishEvents({ q1: right ? 'a' : 'b' }),
         },
       },
     );

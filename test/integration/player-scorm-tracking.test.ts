@@ -23,7 +23,14 @@ import { startCustomApp, outboxOf, type CustomApp, type OutboxRow } from '../sup
 import { api, expectIssue } from '../support/authoring.js';
 import { checkContract } from '../support/contract.js';
 import { pdfText } from '../support/certificates.js';
-import { anonymousId, createEmbedKey, playerApi, publishedCourse, signIdentity } from '../support/player.js';
+import {
+  anonymousId,
+  createEmbedKey,
+  playerApi,
+  publishedCourse,
+  quizFinishEvents,
+  signIdentity,
+} from '../support/player.js';
 
 /**
  * track=1: a SCORM package opens runs through the Player API with the course-bound tracking token baked into
@@ -70,13 +77,7 @@ describe('learner runs: SCORM tracking runs (issue 12, track=1)', function () {
       token: run.runToken,
       body: {
         batchId: 'finish',
-        events: [
-          { type: 'screen', screenId: 's1' },
-          { type: 'answer', blockId: 'q1', answer: 'a' },
-          { type: 'screen', screenId: 's2' },
-          { type: 'answer', blockId: 'q2', answer: true },
-          { type: 'screen', screenId: 's3' },
-        ],
+        events: quizFinishEvents(),
       },
     });
     expect(res.status, res.text).to.equal(200);
@@ -152,13 +153,7 @@ describe('learner runs: SCORM tracking runs (issue 12, track=1)', function () {
         token: run.runToken,
         body: {
           batchId: 'b1',
-          events: [
-            { type: 'screen', screenId: 's1' },
-            { type: 'answer', blockId: 'q1', answer: 'a' },
-            { type: 'screen', screenId: 's2' },
-            { type: 'answer', blockId: 'q2', answer: false },
-            { type: 'screen', screenId: 's3' },
-          ],
+          events: quizFinishEvents({ q2: false }),
         },
       },
     );

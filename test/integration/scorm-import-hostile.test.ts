@@ -4,15 +4,13 @@
  * scorm worker (both run in this process, as in `lectern start`).
  */
 import { expect } from 'chai';
-import { closeRuntime } from '@lectern/runtime';
 import { COURSE_ENTRY, startScormImportWorker } from '@lectern/scorm';
-import type { JobWorkerHandle } from '@lectern/jobs';
 import {
   makeWorkspace,
   startTestApp,
-  testRuntime,
   type TestApp,
-  type TestRuntime,
+  type TestWorkers,
+  startTestWorkers,
   type TestWorkspace,
 } from '../support/context.js';
 import { call } from '../support/http.js';
@@ -65,19 +63,16 @@ const nestedObjects = (levels: number): unknown => {
 describe('SCORM import of hostile content (same process as the API)', function () {
   this.timeout(300_000);
   let app: TestApp;
-  let workerRt: TestRuntime;
-  let worker: JobWorkerHandle;
+  let workers: TestWorkers;
   let ws: TestWorkspace;
 
   before(async () => {
     app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
-    workerRt = await testRuntime('scorm-worker');
-    worker = await startScormImportWorker(workerRt);
+    workers = await startTestWorkers('scorm-worker', startScormImportWorker);
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM hostile');
   });
   after(async () => {
-    await worker?.stop();
-    if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+    await workers?.stop();
     await app?.close();
   });
 

@@ -2,10 +2,9 @@ import { expect } from 'chai';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { closeRuntime } from '@lectern/runtime';
 import { createCourse } from '@lectern/authoring';
 import { isAppError } from '@lectern/errors';
-import { runSyncJob, type JobWorkerHandle } from '@lectern/jobs';
+import { runSyncJob } from '@lectern/jobs';
 import {
   SCORM_BLOB,
   SCORM_IMPORT_KIND,
@@ -17,9 +16,9 @@ import { buildPlayerOnce } from '../support/player-browser.js';
 import {
   makeWorkspace,
   startTestApp,
-  testRuntime,
   type TestApp,
-  type TestRuntime,
+  type TestWorkers,
+  startTestWorkers,
   type TestWorkspace,
 } from '../support/context.js';
 import { call } from '../support/http.js';
@@ -55,30 +54,27 @@ const simplePackage = () =>
 describe('SCORM import (POST /courses/import/scorm → bus → scorm worker → DB)', function () {
   this.timeout(120_000);
   let app: TestApp;
-  let workerRt: TestRuntime;
-  let worker: JobWorkerHandle;
-  let exporter: JobWorkerHandle;
+  let workers: TestWorkers;
   let ws: TestWorkspace;
 
   before(async () => {
     app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '100000' });
-    workerRt = await testRuntime('scorm-worker');
-    worker = await startScormImportWorker(workerRt);
-    exporter = await startScormExportWorker(workerRt, {
-      assetsDir: (await buildPlayerOnce()).dir,
-      allowPrivate: false,
-      fontMaxBytes: 100_000,
-      fontTimeoutMs: 5_000,
-      mediaMaxBytes: 1_000_000,
-      mediaTimeoutMs: 5_000,
-      packageMediaMaxBytes: 5_000_000,
-    });
+    const assetsDir = (await buildPlayerOnce()).dir;
+    workers = await startTestWorkers('scorm-worker', startScormImportWorker, (rt) =>
+      startScormExportWorker(rt, {
+        assetsDir,
+        allowPrivate: false,
+        fontMaxBytes: 100_000,
+        fontTimeoutMs: 5_000,
+        mediaMaxBytes: 1_000_000,
+        mediaTimeoutMs: 5_000,
+        packageMediaMaxBytes: 5_000_000,
+      }),
+    );
     ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM import');
   });
   after(async () => {
-    await worker?.stop();
-    await exporter?.stop();
-    if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+    await workers?.stop();
     await app?.close();
   });
 

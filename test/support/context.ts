@@ -146,6 +146,28 @@ export async function testRuntime(
   return { ...rt, cfg, storage: context().storage };
 }
 
+/** Job workers on one runtime of their own, as a worker process runs them; `stop` ends them, then the runtime. */
+export interface TestWorkers {
+  rt: TestRuntime;
+  stop(): Promise<void>;
+}
+
+export async function startTestWorkers(
+  name: string,
+  ...starts: ((rt: TestRuntime) => Promise<{ stop(): Promise<void> }>)[]
+): Promise<TestWorkers> {
+  const rt = await testRuntime(name);
+  const handles: { stop(): Promise<void> }[] = [];
+  for (const start of starts) handles.push(await start(rt));
+  return {
+    rt,
+    async stop() {
+      for (const handle of handles) await handle.stop();
+      await closeRuntime(rt, { keepStorage: true });
+    },
+  };
+}
+
 export interface TestApp {
   rt: TestRuntime;
   api: ApiServer;

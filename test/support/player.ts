@@ -44,6 +44,20 @@ export function quizScreens() {
   ];
 }
 
+/**
+ * One batch through every screen of `quizScreens()` with both graded blocks answered (right unless told), ending on
+ * the last screen: a finished run, scoring 100 when both are right.
+ */
+export function quizFinishEvents(answers: { q1?: 'a' | 'b'; q2?: boolean } = {}) {
+  return [
+    { type: 'screen', screenId: 's1' },
+    { type: 'answer', blockId: 'q1', answer: answers.q1 ?? 'a' },
+    { type: 'screen', screenId: 's2' },
+    { type: 'answer', blockId: 'q2', answer: answers.q2 ?? true },
+    { type: 'screen', screenId: 's3' },
+  ];
+}
+
 export type PlayerRes<T = Record<string, unknown>> = Res<{ data: T } & Partial<ErrorRes>>;
 
 export function playerApi(url: string) {

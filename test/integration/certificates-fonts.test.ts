@@ -17,7 +17,7 @@ import {
   startCertificateWorker,
   type FontLibrary,
 } from '@lectern/certificates';
-import { fontDir, pdfText } from '../support/certificates.js';
+import { SAMPLE_CERTIFICATE, fontDir, pdfText } from '../support/certificates.js';
 import { makeWorkspace } from '../support/context.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
 import {
@@ -29,16 +29,7 @@ import {
 } from '../support/player.js';
 
 const base: CertificateRenderInput = {
-  serial: 'LC-7KQM-W3XD-9TPA',
-  learnerName: 'Ada Lovelace',
-  courseTitle: 'Fire safety at work',
-  issuerName: 'Acme Academy',
-  score: 87.5,
-  locale: 'en',
-  direction: 'ltr',
-  issuedAt: '2026-11-21T09:30:00.000Z',
-  verifyUrl: 'http://lectern.test/verify/LC-7KQM-W3XD-9TPA',
-  pdfKey: 'unused',
+  ...SAMPLE_CERTIFICATE,
   tokens: { eyebrow: 'Certificate of achievement', showScore: true },
 };
 const NO_CJK = 'fonts-noto-cjk is not installed on the certificate worker: apt-get install fonts-noto-cjk';

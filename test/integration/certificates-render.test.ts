@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO_ROOT } from '../support/spine.js';
-import { pdfText, pdfToPng, qrText } from '../support/certificates.js';
+import { SAMPLE_CERTIFICATE, pdfText, pdfToPng, qrText } from '../support/certificates.js';
 import {
   CERTIFICATE_BORDER_STYLES,
   CERTIFICATE_LAYOUTS,
@@ -15,18 +15,7 @@ import { loadFontLibrary, renderCertificate, type FontLibrary } from '@lectern/c
 /** PNGs of every rendered variant, kept for a reviewer to look at (gitignored). */
 const OUT = path.join(REPO_ROOT, 'test/output/certificates');
 
-const base: Omit<CertificateRenderInput, 'tokens'> = {
-  serial: 'LC-7KQM-W3XD-9TPA',
-  learnerName: 'Ada Lovelace',
-  courseTitle: 'Fire safety at work',
-  issuerName: 'Acme Academy',
-  score: 87.5,
-  locale: 'en',
-  direction: 'ltr',
-  issuedAt: '2026-11-21T09:30:00.000Z',
-  verifyUrl: 'http://lectern.test/verify/LC-7KQM-W3XD-9TPA',
-  pdfKey: 'unused',
-};
+const base = SAMPLE_CERTIFICATE;
 
 const full: CertificateTokens = {
   eyebrow: 'Certificate of achievement',

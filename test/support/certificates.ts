@@ -18,9 +18,24 @@ import {
   type FontScript,
   type IssueOutcome,
 } from '@lectern/certificates';
+import type { CertificateRenderInput } from '@lectern/contracts';
 import { makeWorkspace, startTestApp, type TestApp } from './context.js';
 
 const run = promisify(execFile);
+
+/** The facts of one certificate, fixed (serial, date), for render tests to vary. */
+export const SAMPLE_CERTIFICATE: Omit<CertificateRenderInput, 'tokens'> = {
+  serial: 'LC-7KQM-W3XD-9TPA',
+  learnerName: 'Ada Lovelace',
+  courseTitle: 'Fire safety at work',
+  issuerName: 'Acme Academy',
+  score: 87.5,
+  locale: 'en',
+  direction: 'ltr',
+  issuedAt: '2026-11-21T09:30:00.000Z',
+  verifyUrl: 'http://lectern.test/verify/LC-7KQM-W3XD-9TPA',
+  pdfKey: 'unused',
+};
 
 /** A font folder with the real faces (symlinks to the system's) of `scripts` only, in the Debian layout. */
 export async function fontDir(root: string, name: string, scripts: FontScript[]): Promise<string> {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { openGuarded, type LiveRequest, type OutboundRequestOptions } from './request.js';
+import { guardedGet, type OutboundRequestOptions } from './request.js';
 
 export interface FetchToFileOptions extends OutboundRequestOptions {
   /** Cap of this one file. */
@@ -35,41 +36,27 @@ export const HEAD_BYTES = 4096;
  * is `{ok: false, reason}` for the caller's log.
  */
 export function fetchToFile(url: string, opts: FetchToFileOptions): Promise<FetchedFile> {
-  return new Promise<FetchedFile>((resolve) => {
-    let settled = false;
-    const live: LiveRequest = { aborted: false };
-    let out: WriteStream | undefined;
-    let taken = 0;
-    const finish = (r: FetchedFile) => {
-      if (settled) return;
-      settled = true;
-      live.aborted = true;
-      clearTimeout(timer);
-      live.req?.destroy();
-      if (r.ok) return resolve(r);
-      if (opts.budget) opts.budget.remaining += taken;
-      const done = () => void rm(opts.file, { force: true }).finally(() => resolve(r));
-      if (out && !out.closed) out.destroy();
-      if (out && !out.closed) out.once('close', done);
-      else done();
-    };
-    const timer = setTimeout(
-      () => finish({ ok: false, reason: `timed out after ${opts.timeoutMs} ms` }),
-      opts.timeoutMs,
-    );
-    const tooBig = (): FetchedFile =>
-      opts.budget && opts.budget.remaining < 0
-        ? { ok: false, reason: 'the package media cap is reached' }
-        : { ok: false, reason: `larger than ${opts.maxBytes} bytes` };
-    const start = async () => {
-      const opened = await openGuarded(url, opts, live);
-      if (settled) {
-        if (opened.ok) opened.res.destroy();
-        return;
-      }
-      if (!opened.ok) return finish(opened);
-      const { res } = opened;
-      live.req?.on('error', (err) => finish({ ok: false, reason: err.message }));
+  let out: WriteStream | undefined;
+  let taken = 0;
+  const tooBig = (): FetchedFile =>
+    opts.budget && opts.budget.remaining < 0
+      ? { ok: false, reason: 'the package media cap is reached' }
+      : { ok: false, reason: `larger than ${opts.maxBytes} bytes` };
+  // A failed fetch gives its bytes back to the package's budget and leaves no partial file behind.
+  const cleanUp = async (r: FetchedFile) => {
+    if (r.ok) return;
+    if (opts.budget) opts.budget.remaining += taken;
+    if (out && !out.closed) {
+      const closed = once(out, 'close');
+      out.destroy();
+      await closed;
+    }
+    await rm(opts.file, { force: true });
+  };
+  return guardedGet<FetchedFile>(
+    url,
+    opts,
+    ({ res, finish, settled }) => {
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (declared > opts.maxBytes)
         return finish({ ok: false, reason: `larger than ${opts.maxBytes} bytes` });
@@ -94,7 +81,7 @@ export function fetchToFile(url: string, opts: FetchToFileOptions): Promise<Fetc
       res.on('data', (chunk: Buffer) => {
         // Chunks already in flight when the fetch ended: not counted, or they would be taken from the budget
         // after the failure gave it back.
-        if (settled) return;
+        if (settled()) return;
         size += chunk.length;
         taken += chunk.length;
         if (opts.budget) opts.budget.remaining -= chunk.length;
@@ -112,7 +99,7 @@ export function fetchToFile(url: string, opts: FetchToFileOptions): Promise<Fetc
         }
       });
       res.on('end', () => {
-        if (settled || !checkHead()) return;
+        if (settled() || !checkHead()) return;
         file.end(() =>
           finish({
             ok: true,
@@ -123,8 +110,7 @@ export function fetchToFile(url: string, opts: FetchToFileOptions): Promise<Fetc
           }),
         );
       });
-      res.on('error', (err) => finish({ ok: false, reason: err.message }));
-    };
-    start().catch((err: unknown) => finish({ ok: false, reason: (err as Error).message }));
-  });
+    },
+    cleanUp,
+  );
 }

@@ -1,4 +1,4 @@
-import { openGuarded, type LiveRequest, type OutboundRequestOptions } from './request.js';
+import { guardedGet, type OutboundRequestOptions } from './request.js';
 
 export interface GuardedFetchOptions extends OutboundRequestOptions {
   /** Cap of the body, held in memory: keep it to what a JSON document or an HTML page needs. */
@@ -18,51 +18,25 @@ export type GuardedResponse =
  * and `timeoutMs` in all. Never throws.
  */
 export function guardedFetch(url: string, opts: GuardedFetchOptions): Promise<GuardedResponse> {
-  return new Promise<GuardedResponse>((resolve) => {
-    let settled = false;
-    const live: LiveRequest = { aborted: false };
-    const finish = (r: GuardedResponse) => {
-      if (settled) return;
-      settled = true;
-      live.aborted = true;
-      clearTimeout(timer);
-      live.req?.destroy();
-      resolve(r);
-    };
-    const timer = setTimeout(
-      () => finish({ ok: false, reason: `timed out after ${opts.timeoutMs} ms` }),
-      opts.timeoutMs,
+  const tooBig: GuardedResponse = { ok: false, reason: `larger than ${opts.maxBytes} bytes` };
+  return guardedGet<GuardedResponse>(url, opts, ({ res, url: final, finish, settled }) => {
+    if (Number(res.headers['content-length'] ?? NaN) > opts.maxBytes) return finish(tooBig);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (chunk: Buffer) => {
+      if (settled()) return;
+      size += chunk.length;
+      if (size > opts.maxBytes) return finish(tooBig);
+      chunks.push(chunk);
+    });
+    res.on('end', () =>
+      finish({
+        ok: true,
+        url: final.href,
+        status: res.statusCode ?? 200,
+        contentType: res.headers['content-type'],
+        body: Buffer.concat(chunks),
+      }),
     );
-    const tooBig: GuardedResponse = { ok: false, reason: `larger than ${opts.maxBytes} bytes` };
-    const start = async () => {
-      const opened = await openGuarded(url, opts, live);
-      if (settled) {
-        if (opened.ok) opened.res.destroy();
-        return;
-      }
-      if (!opened.ok) return finish(opened);
-      const { res, url: final } = opened;
-      live.req?.on('error', (err) => finish({ ok: false, reason: err.message }));
-      if (Number(res.headers['content-length'] ?? NaN) > opts.maxBytes) return finish(tooBig);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        size += chunk.length;
-        if (size > opts.maxBytes) return finish(tooBig);
-        chunks.push(chunk);
-      });
-      res.on('end', () =>
-        finish({
-          ok: true,
-          url: final.href,
-          status: res.statusCode ?? 200,
-          contentType: res.headers['content-type'],
-          body: Buffer.concat(chunks),
-        }),
-      );
-      res.on('error', (err) => finish({ ok: false, reason: err.message }));
-    };
-    start().catch((err: unknown) => finish({ ok: false, reason: (err as Error).message }));
   });
 }

@@ -102,3 +102,58 @@ export async function openGuarded(
     return { ok: true, res: answer, url: u };
   }
 }
+
+export type Refused = { ok: false; reason: string };
+
+/** How a guarded GET's body is read: `finish` settles the whole fetch (once; later calls do nothing). */
+export interface GuardedBodyReader<R> {
+  res: http.IncomingMessage;
+  /** The last hop's URL, after redirects. */
+  url: URL;
+  finish(result: R | Refused): void;
+  /** True once the fetch is settled (a chunk still in flight then is dropped). */
+  settled(): boolean;
+}
+
+/**
+ * The frame every guarded GET shares: one deadline over every hop (`timeoutMs`), `openGuarded`, errors of the
+ * request and the response as `{ok: false, reason}`, and a single settlement. `read` consumes the 2xx body;
+ * `cleanUp` runs once, after the request is torn down and before the promise resolves (a partial file removed).
+ * Never rejects.
+ */
+export function guardedGet<R>(
+  url: string,
+  opts: OutboundRequestOptions & { timeoutMs: number },
+  read: (body: GuardedBodyReader<R>) => void,
+  cleanUp?: (result: R | Refused) => Promise<void> | void,
+): Promise<R | Refused> {
+  return new Promise<R | Refused>((resolve) => {
+    let settled = false;
+    const live: LiveRequest = { aborted: false };
+    const finish = (result: R | Refused) => {
+      if (settled) return;
+      settled = true;
+      live.aborted = true;
+      clearTimeout(timer);
+      live.req?.destroy();
+      void Promise.resolve(cleanUp?.(result)).finally(() => resolve(result));
+    };
+    const timer = setTimeout(
+      () => finish({ ok: false, reason: `timed out after ${opts.timeoutMs} ms` }),
+      opts.timeoutMs,
+    );
+    const start = async () => {
+      const opened = await openGuarded(url, opts, live);
+      if (settled) {
+        if (opened.ok) opened.res.destroy();
+        return;
+      }
+      if (!opened.ok) return finish(opened);
+      const { res } = opened;
+      live.req?.on('error', (err) => finish({ ok: false, reason: err.message }));
+      res.on('error', (err) => finish({ ok: false, reason: err.message }));
+      read({ res, url: opened.url, finish, settled: () => settled });
+    };
+    start().catch((err: unknown) => finish({ ok: false, reason: (err as Error).message }));
+  });
+}

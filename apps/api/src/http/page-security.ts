@@ -17,8 +17,11 @@ export interface PagePolicyInput {
    * per-workspace list of allowed origins replaces.
    */
   frameAncestors: readonly string[];
-  /** The text of each inline `<style>` element the page's template writes; each is allowed by its SHA-256 hash. */
-  inlineStyles?: readonly string[];
+  /**
+   * The `cspHash` of each inline `<style>` element the page's template writes (hashed once, where the template's
+   * constants are defined, not per response).
+   */
+  styleHashes?: readonly string[];
   /** A per-response nonce for style sheets the player adds at run time (its theme); absent on other pages. */
   styleNonce?: string;
   /** The service's public origin (PUBLIC_URL), allowed beside 'self' (a page reached under another host name). */
@@ -46,7 +49,7 @@ export function contentSecurityPolicy(input: PagePolicyInput): string {
   const self = ["'self'", ...(input.publicOrigin ? [input.publicOrigin] : [])].join(' ');
   const styles = [
     self,
-    ...[...new Set(input.inlineStyles ?? [])].map(cspHash),
+    ...new Set(input.styleHashes ?? []),
     ...(input.styleNonce ? [`'nonce-${input.styleNonce}'`] : []),
   ].join(' ');
   return [

@@ -1,4 +1,5 @@
 import type { PlayerConfig } from '@lectern/contracts';
+import { cspHash } from '../http/page-security.js';
 
 /**
  * The embed page: the one place its HTML comes from. It hands the player bundle a JSON config in
@@ -21,7 +22,7 @@ export interface EmbedPageInput {
 export const EMBED_PAGE_STYLE = 'html,body{margin:0;height:100%}#lectern-player{min-height:100%}';
 export const ERROR_PAGE_STYLE =
   'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;color:#1b1f24}main{max-width:32rem;padding:24px;text-align:center}';
-export const EMBED_INLINE_STYLES = [EMBED_PAGE_STYLE, ERROR_PAGE_STYLE] as const;
+export const EMBED_STYLE_HASHES = [EMBED_PAGE_STYLE, ERROR_PAGE_STYLE].map(cspHash);
 
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);

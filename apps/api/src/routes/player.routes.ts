@@ -26,7 +26,7 @@ import {
 } from '@lectern/learner-runs';
 import { issueCertificate, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
-import { EMBED_INLINE_STYLES, renderEmbedPage, renderErrorPage } from './embed-page.js';
+import { EMBED_STYLE_HASHES, renderEmbedPage, renderErrorPage } from './embed-page.js';
 import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
 
 export const PLAYER_PREFIX = '/player/v1';
@@ -184,7 +184,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       }
       setPageHeaders(ctx, {
         frameAncestors,
-        inlineStyles: EMBED_INLINE_STYLES,
+        styleHashes: EMBED_STYLE_HASHES,
         styleNonce,
         publicOrigin,
         // The identity token rides in the URL: never pass it on to whatever the page links to.

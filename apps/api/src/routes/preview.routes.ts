@@ -8,7 +8,7 @@ import type { ApiRouter } from '../http/router.js';
 import type { PreviewTokens } from '../player-keys.js';
 import { PLAYER_ASSETS_PATH } from './player-assets.routes.js';
 import { PLAYER_TAG } from './player.routes.js';
-import { EMBED_INLINE_STYLES, renderErrorPage } from './embed-page.js';
+import { EMBED_STYLE_HASHES, renderErrorPage } from './embed-page.js';
 import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
 import { errorResponses } from './shared.js';
 
@@ -145,7 +145,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
       const styleNonce = newNonce();
       setPageHeaders(ctx, {
         frameAncestors: ANY_FRAME_ANCESTOR,
-        inlineStyles: EMBED_INLINE_STYLES,
+        styleHashes: EMBED_STYLE_HASHES,
         styleNonce,
         publicOrigin,
         // The preview token rides in the URL.

@@ -4,7 +4,7 @@ import type { RouteDeps } from '../deps.js';
 import { ASSERTED_IDENTITY_NOTE, CertificateVerification, ErrorBody } from '@lectern/contracts';
 import { findBySerial, verificationOf, verifyLookupWait } from '@lectern/certificates';
 import { z } from 'zod';
-import { NO_FRAME_ANCESTOR, setPageHeaders } from '../http/page-security.js';
+import { NO_FRAME_ANCESTOR, cspHash, setPageHeaders } from '../http/page-security.js';
 
 const esc = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -24,6 +24,8 @@ dt{color:#57606a}dd{margin:0;font-weight:600}
 footer{color:#57606a;font-size:13px;margin-top:14px}
 .note{color:#9a6700;margin:16px 0 0}
 `;
+
+const VERIFY_STYLE_HASHES = [cspHash(VERIFY_STYLE)];
 
 function page(title: string, body: string, opts: { lang?: string; dir?: 'ltr' | 'rtl' } = {}): string {
   return `<!doctype html>
@@ -79,7 +81,7 @@ export function verifyRoutes(pub: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       // its URL is not passed on.
       setPageHeaders(ctx, {
         frameAncestors: NO_FRAME_ANCESTOR,
-        inlineStyles: [VERIFY_STYLE],
+        styleHashes: VERIFY_STYLE_HASHES,
         referrerPolicy: 'no-referrer',
       });
       ctx.vary('Accept');

@@ -18,6 +18,7 @@ import { verifyRoutes } from './routes/verify.routes.js';
 import { credentialRoutes } from './routes/credential.routes.js';
 import { lazyPlayerAssets, playerAssetRoutes, playerAssetUrls } from './routes/player-assets.routes.js';
 import { previewRoutes } from './routes/preview.routes.js';
+import { mcpRoutes } from './routes/mcp.routes.js';
 
 export const API_PREFIX = '/api/v1';
 const VERSION = '0.1.0';
@@ -140,6 +141,9 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     publicUrl: cfg.PUBLIC_URL,
     assets,
   });
+
+  let listener: ReturnType<Koa['callback']> | undefined;
+  mcpRoutes(pub, { ...deps, dispatch: () => (listener ??= app.callback()), openapi });
 
   for (const r of routers) app.use(r.routes());
   // OPTIONS answers with Allow; a known path with another method is a JSON 405 (errors.ts).

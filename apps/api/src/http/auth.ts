@@ -46,8 +46,10 @@ function authorizationCount(raw: readonly string[]): number {
 /**
  * Bearer API key → workspace. Then, in this order: the shared rate limit (per key, every
  * replica counts against the same window), the 402 access rules, and the read-only scope.
+ * `scopeByMethod: false` (the tool server's /mcp, where every message is a POST) leaves the scope to the
+ * operations the request runs, each of which passes this check again as its own REST call.
  */
-export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number }) {
+export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number; scopeByMethod?: boolean }) {
   const dummy = hashKey('lk_timing_padding_value_that_never_matches');
   return async (ctx: Context, next: Next) => {
     // Node keeps only the first of repeated Authorization headers; two credentials are ambiguous, so refuse.
@@ -96,7 +98,7 @@ export function authMiddleware(deps: { orm: MikroORM; rateLimitPerMinute: number
     };
     // SPEC: a blocked workspace gets 402 on every endpoint, so this comes before the scope check.
     checkAccess({ workspace, viewsThisMonth: Number(row.views) });
-    if (row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
+    if (deps.scopeByMethod !== false && row.scope !== 'write' && !READ_METHODS.has(ctx.method)) {
       throw new AppError('insufficient_scope', 'This API key is read-only; use a key with write access');
     }
     ctx.state.auth = { keyId: row.key_id, scope: row.scope, workspace } satisfies AuthState;

@@ -24,6 +24,9 @@ export const API_TAGS = {
   'Issued certificates': 'Certificates issued to learners: their record and their PDF.',
   Verification:
     'Public checks of an issued certificate by its serial, and the issuer profiles behind its credentials.',
+  'Tool server':
+    'The MCP tool server for AI clients (Streamable HTTP at /mcp): every /api/v1 operation through the same key, ' +
+    'plus workflow tools, resources and prompts. See docs/mcp.md.',
   'Player API':
     'The player surface: the embed page and /player/v1, what a browser player, a headless player or a ' +
     'tracked SCORM package speaks. No API key: learners are identified by a token the customer signs ' +

@@ -4,10 +4,7 @@
  * and validates only the variables it uses; a command module is loaded only when run, so `lectern key create`
  * never loads the API.
  */
-import { ConfigError } from '@lectern/config';
-import { isAppError } from '@lectern/errors';
-import { JobRegistryError } from '@lectern/jobs';
-import { UsageError } from './shared.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `lectern — Lectern admin command
 
@@ -22,6 +19,8 @@ const USAGE = `lectern — Lectern admin command
   lectern worker KIND…     run worker kinds (webhook, csv, certificate, scorm) in one process;
                            with no KIND, the kinds named in LECTERN_WORKERS (lectern worker --help)
   lectern doctor           check every dependency and say how to fix what is wrong
+  lectern mcp [--toolsets a,b] [--read-only]
+                           the MCP tool server on stdio, for a running service (LECTERN_URL, LECTERN_API_KEY)
 
 Configuration comes from environment variables; see .env.example.`;
 
@@ -49,14 +48,22 @@ async function main(argv: string[]): Promise<void> {
       return (await import('./commands/start.js')).startCommand();
     case 'worker':
       return (await import('./commands/worker.js')).workerCommand(rest);
+    case 'mcp':
+      return (await import('./commands/mcp.js')).mcpCommand(rest);
     case 'doctor':
       process.exit(await (await import('./commands/doctor.js')).doctorCommand());
   }
   throw new UsageError(`unknown command: ${argv.join(' ')}`, 2);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+main(process.argv.slice(2)).catch(async (err: unknown) => {
   if (err instanceof UsageError) fail(err.code === 2 ? `${err.message}\n\n${USAGE}` : err.message, err.code);
+  // Loaded only to classify a failure, so a command that does not use them (mcp) never pays for loading them.
+  const [{ ConfigError }, { isAppError }, { JobRegistryError }] = await Promise.all([
+    import('@lectern/config'),
+    import('@lectern/errors'),
+    import('@lectern/jobs'),
+  ]);
   if (err instanceof ConfigError) fail(err.message, 78);
   if (err instanceof JobRegistryError) fail(err.message, 70);
   if (isAppError(err)) fail(`${err.code}: ${err.message}`);

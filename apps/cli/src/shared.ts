@@ -1,16 +1,7 @@
 import type { DbConfig } from '@lectern/config';
 import { createOrm, type EntityManager } from '@lectern/db';
 
-/** Thrown by a command for a usage mistake: main prints the message and exits with `code`. */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly code = 1,
-  ) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+export { UsageError } from './usage-error.js';
 
 /** A short-lived pool (2 connections) for one admin command. */
 export async function withOrm<T>(cfg: DbConfig, fn: (em: EntityManager) => Promise<T>): Promise<T> {

@@ -6,6 +6,10 @@ import { makeWorkspace, type TestWorkspace } from './context.js';
 import { createEmbedKey, playerApi, quizFinishEvents, quizScreens, signIdentity } from './player.js';
 import type { CustomApp } from './spine.js';
 
+interface OpenApiDoc {
+  paths: Record<string, Record<string, { operationId: string }>>;
+}
+
 export interface ToolAnswer {
   status: number;
   body: { data?: unknown; error?: string; message?: string; issues?: unknown[]; [k: string]: unknown };
@@ -82,6 +86,25 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
     expect(tools.find((t) => t.name === 'publish_course')?.annotations?.idempotentHint).to.equal(true);
   });
 
+  it('every operation of the OpenAPI document under /api/v1 is reachable through call_operation', async () => {
+    const doc = (await (await fetch(`${setup().app.url}/api/v1/openapi.json`)).json()) as OpenApiDoc;
+    const ids = Object.entries(doc.paths)
+      .filter(([p]) => p.startsWith('/api/v1/'))
+      .flatMap(([, ops]) => Object.values(ops).map((o) => o.operationId));
+    expect(ids).to.include.members(['createCourse', 'listCompletions', 'exportCourseToScorm']);
+    // The read-only key keeps every write from changing anything: a write is answered insufficient_scope, which
+    // proves it reached the operation's own gate.
+    const client = await connect(scale.readKey, { readOnly: true });
+    const unreachable: string[] = [];
+    for (const operationId of ids) {
+      const r = await callOperation(client, operationId, {
+        params: { id: 'x', courseId: 'x', translationId: 'x', deliveryId: 'x', serial: 'x' },
+      });
+      if (r.text.includes('unknown operation') || typeof r.status !== 'number') unreachable.push(operationId);
+    }
+    expect(unreachable).to.deep.equal([]);
+  });
+
   it('search_operations finds createCourse with its method, path and input schema', async () => {
     const client = await connect(scale.key);
     const r = await callTool(client, 'search_operations', { query: 'create a course' });
@@ -98,9 +121,15 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
     expect(create!.path).to.equal('/api/v1/courses');
     expect(create!.inputSchema.properties).to.have.property('body');
     const exact = await callTool(client, 'search_operations', { query: 'listCompletions' });
-    expect((exact.structured.operations as { operationId: string }[])[0].operationId).to.equal(
-      'listCompletions',
-    );
+    const only = exact.structured.operations as {
+      operationId: string;
+      inputSchema: { properties?: object };
+    }[];
+    expect(only.map((o) => o.operationId)).to.deep.equal(['listCompletions']);
+    expect(only[0].inputSchema.properties).to.have.property('query');
+    // Both course schemas match "update course"; the answer carries one of them, not two.
+    const broad = await client.callTool({ name: 'search_operations', arguments: { query: 'update course' } });
+    expect(JSON.stringify(broad).length).to.be.lessThan(48 * 1024);
   });
 
   it('create → publish → a learner finishes → the completion is listed', async () => {

@@ -140,12 +140,14 @@ const words = (s: string): string[] =>
 const stem = (w: string) => w.replace(/(ing|ies|es|s)$/, '');
 
 /**
- * Operations ranked by how well they match `query`: an exact operationId first, then words found in the
- * operationId, summary, tag and path (weighted in that order), then in the description.
+ * Operations ranked by how well they match `query`: an exact operationId alone; otherwise by the words found in
+ * the operationId, summary, tag and path (weighted in that order), then in the description.
  */
 export function searchOperations(catalogue: Catalogue, query: string, limit = 5): Operation[] {
   const q = query.trim();
-  const exact = catalogue.byId.get(q);
+  const exact = catalogue.operations.find((o) => o.operationId.toLowerCase() === q.toLowerCase());
+  // An exact operationId is a lookup, not a search: that operation alone.
+  if (exact) return [exact];
   const terms = [...new Set(words(q).map(stem))];
   const scored = catalogue.operations.map((op) => {
     const fields: [string, number][] = [
@@ -155,7 +157,7 @@ export function searchOperations(catalogue: Catalogue, query: string, limit = 5)
       [op.path, 2],
       [op.description, 1],
     ];
-    let score = op === exact ? 100 : 0;
+    let score = 0;
     for (const t of terms) {
       for (const [text, weight] of fields) {
         if (words(text).some((w) => stem(w) === t)) score += weight;

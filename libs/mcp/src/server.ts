@@ -50,6 +50,8 @@ export interface LecternMcpOptions {
 }
 
 const SEARCH_LIMIT = 5;
+/** Characters of input schemas one search answer carries (the course schema alone is ~14k). */
+const SCHEMA_BUDGET = 20_000;
 const POLL_MS = 2500;
 
 const Answer = { status: z.number().int(), body: z.unknown() };
@@ -127,13 +129,23 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
           query,
           SEARCH_LIMIT,
         );
-        const operations = found.map((o) => ({
-          operationId: o.operationId,
-          method: o.method,
-          path: o.path,
-          summary: o.summary,
-          inputSchema: o.inputSchema,
-        }));
+        // The first match always carries its schema; later ones while the schemas stay within SCHEMA_BUDGET, so a
+        // search never floods the context with two copies of the course schema.
+        let spent = 0;
+        const operations = found.map((o, i) => {
+          const size = JSON.stringify(o.inputSchema).length;
+          const fits = i === 0 || spent + size <= SCHEMA_BUDGET;
+          if (fits) spent += size;
+          return {
+            operationId: o.operationId,
+            method: o.method,
+            path: o.path,
+            summary: o.summary,
+            inputSchema: fits
+              ? o.inputSchema
+              : { description: `Omitted for size: search_operations "${o.operationId}" gives this schema.` },
+          };
+        });
         const lines = found.map((o) => `${o.operationId}: ${o.method} ${o.path} — ${o.summary}`);
         return {
           structuredContent: { operations },

@@ -230,6 +230,19 @@ describe('mcp: the tool server over Streamable HTTP (/mcp)', () => {
     expect((rest.body.data as unknown[]).length).to.equal(5);
   });
 
+  it('an unpaged list is cut to what fits, with a note saying how to read the rest', async () => {
+    const many = await makeWorkspace(em(), 'scale');
+    const req = api(app.base, many.key);
+    for (let i = 0; i < 30; i++)
+      expect((await req('POST', '/courses', { title: `Course ${i}` })).status).to.equal(201);
+    const client = await open(many.key);
+    const r = await callOperation(client, 'listCourses');
+    expect(r.isError, r.text).to.equal(false);
+    expect((r.body.data as unknown[]).length).to.equal(25);
+    expect(r.body.truncated).to.deep.include({ shown: 25, total: 30 });
+    expect(r.text).to.include('Read one item by its id');
+  });
+
   it('generate_course_and_wait starts a job and polls it to its end', async () => {
     const client = await open(ws.key);
     const r = await callTool(client, 'generate_course_and_wait', { prompt: 'Fire safety for new staff' });

@@ -1,4 +1,7 @@
+import { readFile, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { makeWorkspace } from '../support/context.js';
@@ -6,11 +9,29 @@ import { callOperation, mcpJourneys, newClient, type Connect } from '../support/
 import { REPO_ROOT, runTs, startCustomApp, type CustomApp } from '../support/spine.js';
 
 const CLI = path.join(REPO_ROOT, 'apps/cli/src/main.ts');
+const ZIP = Buffer.concat([Buffer.from('PK\x03\x04'), Buffer.alloc(200 * 1024, 7)]);
 
 describe('mcp: the tool server on stdio (lectern mcp against a running service)', () => {
   let app: CustomApp;
   before(async () => {
-    app = await startCustomApp({ RATE_LIMIT_PER_MINUTE: '100000' });
+    app = await startCustomApp({ RATE_LIMIT_PER_MINUTE: '100000' }, (built) =>
+      built.api.route(
+        {
+          method: 'get',
+          path: '/test-binary',
+          operationId: 'getTestBinary',
+          summary: 'test binary answer',
+          description: 'Registered by this test only.',
+          tags: ['Courses'],
+          responses: { 200: { description: 'a zip', contentType: 'application/zip' } },
+        },
+        (ctx) => {
+          ctx.type = 'application/zip';
+          ctx.set('Content-Disposition', 'attachment; filename="../../course.zip"');
+          ctx.body = ZIP;
+        },
+      ),
+    );
   });
   after(async () => app?.close());
 
@@ -66,6 +87,26 @@ describe('mcp: the tool server on stdio (lectern mcp against a running service)'
       expect(me.body).to.include({ workspace_id: ws.id });
     } finally {
       await byFlag.close();
+    }
+  });
+
+  it('a binary answer is a private temporary file named by a file: link, never inline', async () => {
+    const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale');
+    const client = await spawnClient({ LECTERN_URL: app.url, LECTERN_API_KEY: ws.key });
+    try {
+      const r = await callOperation(client, 'getTestBinary');
+      expect(r.isError, r.text).to.equal(false);
+      expect(r.text.length).to.be.lessThan(2000);
+      const data = r.body.data as { url: string; filename: string; bytes: number };
+      expect(data).to.include({ filename: '../../course.zip', bytes: ZIP.length });
+      const file = fileURLToPath(data.url);
+      // The server's name for the file never leaves the link's own folder.
+      expect(path.basename(file)).to.equal('course.zip');
+      expect(path.dirname(path.dirname(file))).to.equal(path.join(os.tmpdir(), 'lectern-mcp'));
+      expect((await stat(file)).mode & 0o077).to.equal(0);
+      expect((await readFile(file)).equals(ZIP)).to.equal(true);
+    } finally {
+      await client.close();
     }
   });
 

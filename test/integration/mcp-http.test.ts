@@ -218,6 +218,17 @@ describe('mcp: the tool server over Streamable HTTP (/mcp)', () => {
     expect(Buffer.from(await got.arrayBuffer()).equals(PDF)).to.equal(true);
   });
 
+  it('a JSON answer too large to show inline (the OpenAPI document) is a link too', async () => {
+    const client = await open(ws.key);
+    const r = await callOperation(client, 'getOpenApiDocument');
+    expect(r.isError, r.text).to.equal(false);
+    expect(r.text.length).to.be.lessThan(2000);
+    const data = r.body.data as { url: string; contentType: string; filename: string };
+    expect(data).to.include({ contentType: 'application/json', filename: 'getOpenApiDocument.json' });
+    const doc = (await (await fetch(data.url)).json()) as { openapi: string };
+    expect(doc.openapi).to.equal('3.1.0');
+  });
+
   it('a paged list defaults to 20 rows and says how to get the rest', async () => {
     const busy = await makeWorkspace(em(), 'scale');
     const identities = Array.from({ length: 25 }, (_, i) => ({ externalId: `l-${i}` }));

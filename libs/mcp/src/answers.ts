@@ -14,6 +14,11 @@ export interface BinaryStore {
 /** Items of an answer's `data` list shown at most, and the JSON budget they share. */
 export const MAX_LIST_ITEMS = 25;
 const LIST_BUDGET_CHARS = 16_000;
+/**
+ * Characters of JSON an answer carries inline at most (it is sent twice: structured and as text). A larger one (the
+ * OpenAPI document itself, a very long course) is handed out like a binary answer, as a link.
+ */
+export const MAX_INLINE_CHARS = 200_000;
 /** The `limit` sent to a paged list when the caller gave none (the REST default is 50). */
 export const DEFAULT_PAGE_LIMIT = 20;
 
@@ -94,14 +99,16 @@ export async function toToolResult(
     const message = typeof b?.message === 'string' ? b.message : `HTTP ${answer.status}`;
     return errorResult(answer.status, { error, message, ...(b?.issues ? { issues: b.issues } : {}) });
   }
+  const asLink = async (bytes: Uint8Array, contentType: string, filename: string) => {
+    const link = await binary.save(bytes, { contentType, filename });
+    notes.push(
+      `The ${contentType} answer (${bytes.length} bytes) is at the link above until ${link.expiresAt}; it is not shown inline.`,
+    );
+    return { data: { ...link, contentType, filename, bytes: bytes.length } };
+  };
   if (body instanceof Uint8Array) {
     const contentType = answer.headers['content-type'] ?? 'application/octet-stream';
-    const filename = filenameOf(answer.headers, op, contentType);
-    const link = await binary.save(body, { contentType, filename });
-    body = { data: { ...link, contentType, filename, bytes: body.length } };
-    notes.push(
-      `The ${contentType} answer (${answer.body instanceof Uint8Array ? answer.body.length : 0} bytes) is at the link above until ${link.expiresAt}; it is not shown inline.`,
-    );
+    body = await asLink(body, contentType, filenameOf(answer.headers, op, contentType));
   } else {
     const b = record(body);
     if (b && Array.isArray(b.data)) {
@@ -111,6 +118,9 @@ export async function toToolResult(
       const more = pagingNote(b, op);
       if (more) notes.push(more);
     }
+    const json = JSON.stringify(body) ?? '';
+    if (json.length > MAX_INLINE_CHARS)
+      body = await asLink(Buffer.from(json), 'application/json', `${op.operationId}.json`);
   }
   const text = [`HTTP ${answer.status}`, body === null ? '(no body)' : JSON.stringify(body), ...notes].join(
     '\n',

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { setBilling } from '@lectern/admin';
 import { api } from '../support/authoring.js';
 import { makeWorkspace, type TestWorkspace } from '../support/context.js';
 import { callOperation, callTool, mcpJourneys, newClient, type Connect } from '../support/mcp.js';
@@ -140,6 +141,20 @@ describe('mcp: the tool server over Streamable HTTP (/mcp)', () => {
       expect(body.error).to.equal('unauthorized');
       expect(body.message).to.be.a('string');
     }
+  });
+
+  it("a workspace past its grace period gets the API's 402 on /mcp, and its tools come back once paid", async () => {
+    const owing = await makeWorkspace(em(), 'scale');
+    const client = await open(owing.key);
+    await setBilling(em(), owing.id, { pastDue: true, graceUntil: new Date(Date.now() - 1000) });
+    const blocked = await post({ authorization: `Bearer ${owing.key}` });
+    expect(blocked.status).to.equal(402);
+    expect(((await blocked.json()) as { error: string }).error).to.equal('plan_required');
+    let refused = '';
+    await callOperation(client, 'listCourses').catch((e: Error) => (refused = e.message));
+    expect(refused).to.include('plan_required');
+    await setBilling(em(), owing.id, { pastDue: false });
+    expect((await callOperation(client, 'listCourses')).status).to.equal(200);
   });
 
   it('refuses a foreign Host or Origin (DNS rebinding) before looking at the key', async () => {

@@ -81,6 +81,15 @@ export function errorResult(
   };
 }
 
+/** An error answer (4xx/5xx) as a tool error carrying the API's own `error`, `message` and `issues`; else undefined. */
+export function refusal(answer: OperationAnswer): CallToolResult | undefined {
+  if (answer.status < 400) return undefined;
+  const b = record(answer.body);
+  const error = typeof b?.error === 'string' ? b.error : `http_${answer.status}`;
+  const message = typeof b?.message === 'string' ? b.message : `HTTP ${answer.status}`;
+  return errorResult(answer.status, { error, message, ...(b?.issues ? { issues: b.issues } : {}) });
+}
+
 /**
  * An operation's answer as a tool result: `structuredContent` `{status, body}` plus a text rendering. An error answer
  * is a tool error carrying the API's own `error`, `message` and `issues`; bytes become a short-lived link.
@@ -93,12 +102,8 @@ export async function toToolResult(
 ): Promise<CallToolResult> {
   let body = answer.body;
   const notes: string[] = [];
-  if (answer.status >= 400) {
-    const b = record(body);
-    const error = typeof b?.error === 'string' ? b.error : `http_${answer.status}`;
-    const message = typeof b?.message === 'string' ? b.message : `HTTP ${answer.status}`;
-    return errorResult(answer.status, { error, message, ...(b?.issues ? { issues: b.issues } : {}) });
-  }
+  const refused = refusal(answer);
+  if (refused) return refused;
   const asLink = async (bytes: Uint8Array, contentType: string, filename: string) => {
     const link = await binary.save(bytes, { contentType, filename });
     notes.push(

@@ -1,7 +1,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { DEFAULT_PAGE_LIMIT, errorResult, toToolResult, type BinaryStore } from './answers.js';
+import { DEFAULT_PAGE_LIMIT, errorResult, refusal, toToolResult, type BinaryStore } from './answers.js';
 import {
   UnknownOperationError,
   type OperationAnswer,
@@ -80,15 +80,6 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         : input.query;
     return caller.call(operationId, { ...input, query });
   }
-  const failed = (a: OperationAnswer): CallToolResult | undefined => {
-    if (a.status < 400) return undefined;
-    const b = (a.body ?? {}) as { error?: string; message?: string; issues?: unknown };
-    return errorResult(a.status, {
-      error: b.error ?? `http_${a.status}`,
-      message: b.message ?? `HTTP ${a.status}`,
-      ...(b.issues ? { issues: b.issues } : {}),
-    });
-  };
   const unknownOperation = (operationId: string) =>
     errorResult(404, {
       error: 'not_found',
@@ -256,7 +247,7 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         const answer = await run('createCourse', {
           body: { title, screens, ...(passingScore === undefined ? {} : { passingScore }) },
         });
-        const refused = failed(answer);
+        const refused = refusal(answer);
         if (refused) return refused;
         const course = dataOf(answer);
         return done(
@@ -289,7 +280,7 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
       },
       async ({ courseId }) => {
         const answer = await run('updateCourse', { params: { id: courseId }, body: { status: 'published' } });
-        const refused = failed(answer);
+        const refused = refusal(answer);
         if (refused) return refused;
         const course = dataOf(answer);
         return done(
@@ -330,7 +321,7 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         },
         async ({ waitSeconds, ...body }, extra) => {
           const started = await run('createGenerationJob', { body });
-          const refused = failed(started);
+          const refused = refusal(started);
           if (refused) return refused;
           let job = dataOf(started);
           const jobId = String(job.id);
@@ -339,7 +330,7 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
             if (extra.signal.aborted) break;
             await new Promise((r) => setTimeout(r, POLL_MS));
             const polled = await run('getGenerationJob', { params: { id: jobId } });
-            const lost = failed(polled);
+            const lost = refusal(polled);
             if (lost) return lost;
             job = dataOf(polled);
           }
@@ -404,7 +395,7 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         const answer = await run('listCompletions', {
           query: { courseId, ...(status ? { status } : {}), limit: limit ?? DEFAULT_PAGE_LIMIT },
         });
-        const refused = failed(answer);
+        const refused = refusal(answer);
         if (refused) return refused;
         const body = answer.body as {
           data: {

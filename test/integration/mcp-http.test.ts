@@ -165,11 +165,15 @@ describe('mcp: the tool server over Streamable HTTP (/mcp)', () => {
     const origin = await post({ ...auth, origin: 'http://evil.example' });
     expect(origin.status).to.equal(403);
     expect(((await origin.json()) as { error: string }).error).to.equal('origin_not_allowed');
+    for (const bad of ['null', 'http://lectern.test.evil.example', 'http://localhost.evil.example']) {
+      const res = await post({ ...auth, origin: bad });
+      expect(res.status, bad).to.equal(403);
+    }
     const noKey = await post({ host: 'evil.example' });
     expect(noKey.status).to.equal(403);
     // The public host (PUBLIC_URL http://lectern.test) and loopback are served; so are loopback and public origins.
     const served: Record<string, string>[] = [
-      { host: 'lectern.test' },
+      { host: 'LECTERN.test' },
       { origin: 'http://lectern.test' },
       { origin: 'http://localhost:6274' },
     ];

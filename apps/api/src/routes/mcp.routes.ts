@@ -59,11 +59,12 @@ export function mcpHostCheck(publicUrl: string) {
   const pub = new URL(publicUrl);
   const hosts = new Set([pub.hostname, ...LOOPBACK_HOSTS]);
   return async (ctx: Context, next: Next) => {
-    if (!hosts.has(ctx.hostname))
+    // Host names compare without case (RFC 9110 4.2.3), as URL parsing leaves PUBLIC_URL's.
+    if (!hosts.has(ctx.hostname.toLowerCase()))
       throw new AppError('forbidden', `This endpoint answers only requests addressed to ${pub.host}`);
     const origin = ctx.get('origin');
     if (origin && origin !== pub.origin && !isLoopbackOrigin(origin))
-      throw new AppError('origin_not_allowed', `Origin ${origin} may not call ${MCP_PATH}`);
+      throw new AppError('origin_not_allowed', `Origin ${origin.slice(0, 200)} may not call ${MCP_PATH}`);
     await next();
   };
 }

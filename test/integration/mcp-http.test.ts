@@ -206,6 +206,22 @@ describe('mcp: the tool server over Streamable HTTP (/mcp)', () => {
     expect(((await bad.json()) as { error: string }).error).to.equal('invalid_request');
   });
 
+  it('a body over 4 MiB is a 413 and tool arguments outside their schema are a tool error', async () => {
+    const huge = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'x', arguments: { pad: 'a'.repeat(5 * 1024 * 1024) } },
+    };
+    const big = await post({ authorization: `Bearer ${ws.key}` }, huge);
+    expect(big.status).to.equal(413);
+    expect(((await big.json()) as { error: string }).error).to.equal('payload_too_large');
+    const client = await open(ws.key);
+    const r = await callTool(client, 'call_operation', { operationId: 'x'.repeat(500) });
+    expect(r.isError).to.equal(true);
+    expect(r.text).to.match(/validation/i);
+  });
+
   it('toolsets are chosen by URL or header; an unknown one is a 400 naming the known ones', async () => {
     const delivery = await open(ws.key, 'delivery');
     expect((await delivery.listTools()).tools.map((t) => t.name)).to.deep.equal(['course_progress']);

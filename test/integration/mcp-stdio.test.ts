@@ -102,7 +102,9 @@ describe('mcp: the tool server on stdio (lectern mcp against a running service)'
       const file = fileURLToPath(data.url);
       // The server's name for the file never leaves the link's own folder.
       expect(path.basename(file)).to.equal('course.zip');
-      expect(path.dirname(path.dirname(file))).to.equal(path.join(os.tmpdir(), 'lectern-mcp'));
+      expect(path.dirname(path.dirname(file))).to.equal(os.tmpdir());
+      expect(path.basename(path.dirname(file))).to.match(/^lectern-mcp-/);
+      expect((await stat(path.dirname(file))).mode & 0o077).to.equal(0);
       expect((await stat(file)).mode & 0o077).to.equal(0);
       expect((await readFile(file)).equals(ZIP)).to.equal(true);
     } finally {

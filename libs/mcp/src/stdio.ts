@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,17 +55,22 @@ export function stdioSettings(env: NodeJS.ProcessEnv, argv: string[]): StdioSett
   }
 }
 
-/** Binary answers become files in the temporary directory, removed after LINK_SECONDS; the link is a file: URL. */
+/** Binary answers become private files in the temporary directory, removed after LINK_SECONDS; the link is a file: URL. */
 const LINK_SECONDS = 15 * 60;
 
-export function tempFileStore(dir = path.join(os.tmpdir(), 'lectern-mcp')): BinaryStore {
+export function tempFileStore(root = os.tmpdir()): BinaryStore {
   return {
     async save(bytes, meta) {
-      const folder = path.join(dir, randomUUID());
-      await mkdir(folder, { recursive: true, mode: 0o700 });
-      const file = path.join(folder, path.basename(meta.filename).replace(/[^\w.-]/g, '_'));
-      await writeFile(file, bytes, { mode: 0o600 });
-      setTimeout(() => void rm(folder, { recursive: true, force: true }), LINK_SECONDS * 1000).unref();
+      // mkdtemp: a new folder only this user can enter, never one another user prepared in a shared /tmp.
+      const folder = await mkdtemp(path.join(root, 'lectern-mcp-'));
+      const name = path.basename(meta.filename).replace(/[^\w.-]/g, '_');
+      const file = path.join(folder, /^\.*$/.test(name) ? 'download' : name);
+      await writeFile(file, bytes, { mode: 0o600, flag: 'wx' });
+      setTimeout(() => {
+        rm(folder, { recursive: true, force: true }).catch((err: unknown) =>
+          process.stderr.write(`lectern mcp: could not remove ${folder}: ${String(err)}\n`),
+        );
+      }, LINK_SECONDS * 1000).unref();
       return {
         url: pathToFileURL(file).href,
         expiresAt: new Date(Date.now() + LINK_SECONDS * 1000).toISOString(),

@@ -1,3 +1,7 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import {
   buildRequest,
@@ -7,6 +11,7 @@ import {
   searchOperations,
   serviceRoot,
   stdioSettings,
+  tempFileStore,
   type OpenApiDocument,
 } from '@lectern/mcp';
 
@@ -166,5 +171,20 @@ describe('mcp: the operation catalogue, requests and settings', () => {
     expect(() => stdioSettings({ LECTERN_API_KEY: 'lk_x', LECTERN_URL: 'not a url' }, [])).to.throw(
       'not a URL',
     );
+  });
+
+  it('a binary answer stored for stdio never lands outside its own folder, whatever the server names it', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'mcp-unit-'));
+    const store = tempFileStore(root);
+    for (const filename of ['..', '.', '../../etc/passwd', 'a b?.zip']) {
+      const { url } = await store.save(new Uint8Array([1, 2, 3]), {
+        contentType: 'application/zip',
+        filename,
+      });
+      const file = fileURLToPath(url);
+      expect(path.dirname(path.dirname(file)), filename).to.equal(root);
+      expect([...(await readFile(file))]).to.deep.equal([1, 2, 3]);
+    }
+    await rm(root, { recursive: true, force: true });
   });
 });

@@ -212,6 +212,10 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
     const { tools } = await client.listTools();
     for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).to.equal(true);
     expect(tools.map((t) => t.name)).to.not.include('publish_course');
+    const found = await callTool(client, 'search_operations', { query: 'create course' });
+    const methods = (found.structured.operations as { method: string }[]).map((o) => o.method);
+    expect(methods).to.not.be.empty;
+    expect([...new Set(methods)]).to.deep.equal(['GET']);
     const refused = await callOperation(client, 'createCourse', { body: { title: 'Nope' } });
     expect(refused.isError).to.equal(true);
     expect([refused.status, refused.body.error]).to.deep.equal([403, 'insufficient_scope']);

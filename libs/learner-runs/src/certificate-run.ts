@@ -1,5 +1,5 @@
 import { boundQuery, type EntityManager } from '@lectern/db';
-import type { CertificateSubject } from '@lectern/contracts';
+import { CERTIFICATE_TRANSLATABLE_TOKENS, type CertificateSubject } from '@lectern/contracts';
 import { AppError, notFound } from '@lectern/errors';
 import { applyTranslation } from '@lectern/courses';
 import { RATE_SET, type RunRef } from './ingest.js';
@@ -33,6 +33,16 @@ interface Row {
 }
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
+
+/** The template texts a course translation holds (`certificate.<token>` paths), for the certificate's snapshot. */
+function certificateTextsOf(content: Record<string, unknown>): CertificateSubject['templateTexts'] {
+  const texts: NonNullable<CertificateSubject['templateTexts']> = {};
+  for (const token of CERTIFICATE_TRANSLATABLE_TOKENS) {
+    const text = content[`certificate.${token}`];
+    if (typeof text === 'string' && text.trim() !== '') texts[token] = text;
+  }
+  return texts;
+}
 
 /**
  * One statement: counts the download in the run's per-minute window (the same window as event batches and
@@ -72,10 +82,10 @@ export async function runForCertificate(
   }
   // The title as the learner read it: the translation of the served locale (a blank or missing title in it
   // keeps the source title, as on the player).
-  const courseTitle =
-    row.translation && row.locale !== row.course_locale
-      ? applyTranslation({ title: row.course_title, screens: [] }, row.translation).title
-      : row.course_title;
+  const translated = row.translation && row.locale !== row.course_locale ? row.translation : null;
+  const courseTitle = translated
+    ? applyTranslation({ title: row.course_title, screens: [] }, translated).title
+    : row.course_title;
   return {
     workspaceId: row.workspace_id,
     completionId: row.id,
@@ -91,5 +101,6 @@ export async function runForCertificate(
     passingScore: num(row.passing_score_at_completion),
     direction: row.direction,
     source: row.source,
+    templateTexts: translated ? certificateTextsOf(translated) : {},
   };
 }

@@ -202,6 +202,10 @@ export const PlayerCourse = z
     passingScore: z.number().nullable(),
     contentHash: z.string().meta({ description: 'Fingerprint of the material served (in this locale)' }),
     theme: PlayerTheme.nullable(),
+    customFonts: z
+      .array(CustomFont)
+      .optional()
+      .meta({ description: "The course's own fonts (`customFonts` of the course), as stored" }),
     screens: z.array(LearnerScreen),
   })
   .meta({ id: 'PlayerCourse' });

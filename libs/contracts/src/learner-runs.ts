@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PagingQuery, Timestamp } from './common.js';
+import { ReadableAnswer } from './events.js';
 import { CustomFont, ThemeTokens } from './design.js';
 
 export const RUN_SOURCES = ['embed', 'scorm'] as const;
@@ -67,7 +68,13 @@ export const Completion = z
   .meta({ id: 'Completion' });
 export type CompletionDto = z.infer<typeof Completion>;
 
-export const CompletionWithAnswers = Completion.extend({ answers: Answers }).meta({
+export const CompletionWithAnswers = Completion.extend({
+  answers: Answers,
+  answerItems: z.record(z.string(), ReadableAnswer).meta({
+    description:
+      'By block id, the match and ranking answers with the course item ids and texts beside the keyed ids the learner sent',
+  }),
+}).meta({
   id: 'CompletionWithAnswers',
 });
 export type CompletionWithAnswersDto = z.infer<typeof CompletionWithAnswers>;

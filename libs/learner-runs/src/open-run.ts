@@ -85,8 +85,9 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       passingScore: r.passing_score === null ? null : Number(r.passing_score),
       quizFeedback: r.quiz_feedback,
       navigation: r.navigation,
-      // The course's own fonts travel with it, as in the preview and SCORM packages (docs/player-api.md).
-      customFonts: r.custom_fonts,
+      // The course's own fonts travel with it, as in the preview and SCORM packages (docs/player-api.md); a course
+      // without any sends no field, as before.
+      ...(r.custom_fonts.length > 0 ? { customFonts: r.custom_fonts } : {}),
       version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {

@@ -52,7 +52,24 @@ export interface LocalRun {
   outgoing(event: PlayerEvent, run: OpenedRun): PlayerEvent;
 }
 
-type AttachedRun = OpenedRun & { client: PlayerClient; reopen: () => Promise<OpenedRun> };
+type AttachedRun = OpenedRun & {
+  client: PlayerClient;
+  reopen: () => Promise<OpenedRun>;
+  /** A named learner (a signed identity, an LMS learner): only they can earn a certificate. */
+  identified?: boolean;
+};
+
+/** What the certificate download needs of the session (browser/certificate.tsx). */
+export interface CertificateRun {
+  client: PlayerClient;
+  completionId: string;
+  /** The run token now (a renewed one after `renew`). */
+  token(): string;
+  /** Re-opens the run for a fresh token (the first one expired). */
+  renew(): Promise<void>;
+  /** Sends what is still queued (the finishing move above all), so the server judges the run as the page does. */
+  settle(): Promise<void>;
+}
 
 const FLUSH_EVERY_MS = 4000;
 /** Learner time is counted while the page is visible, and an idle tab counts at most this much per flush. */
@@ -130,6 +147,8 @@ export class Session {
     if (this.run !== null) return;
     this.run = run;
     this.startRun(run, run.completion.lastScreenId === null);
+    // Redraw: what depends on a tracked run (the certificate download) may show now.
+    this.set({});
     const here = this.state.course.screens[this.state.index];
     if (here && run.completion.lastScreenId !== here.id && this.state.index > 0)
       this.send({ type: 'screen', screenId: here.id }, true);
@@ -325,6 +344,23 @@ export class Session {
       passed: result?.passed ?? null,
       attempt: result?.attempt ?? null,
     });
+  }
+
+  /** The run's certificate download; null without a tracked run of a named learner (preview, anonymous, no LMS). */
+  certificateRun(): CertificateRun | null {
+    const run = this.run;
+    if (run === null || run.identified !== true) return null;
+    return {
+      client: run.client,
+      completionId: run.completion.id,
+      token: () => run.runToken,
+      renew: async () => {
+        run.runToken = (await run.reopen()).runToken;
+      },
+      settle: async () => {
+        await this.queue?.flush(true);
+      },
+    };
   }
 
   dispose(): void {

@@ -231,6 +231,8 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
         await sco.getByRole('button', { name: 'Continue' }).click();
         await sco.getByRole('heading', { name: 'All done' }).waitFor();
         await sco.getByText('Score: 100%').waitFor();
+        // Without track=1 there is no service to issue a certificate: none is offered.
+        expect(await sco.locator('.lp-certificate').count()).to.equal(0);
 
         cmi = await cmiOf(page);
         if (version === '1.2') {

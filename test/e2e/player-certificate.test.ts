@@ -145,6 +145,14 @@ describe('player: the certificate from the end of the course (Chromium)', functi
       const again = page.waitForEvent('download');
       await button.click();
       expect((await again).suggestedFilename()).to.include(serial!);
+
+      // Coming back to the finished course: the end screen knows the result and offers the same certificate.
+      await page.reload();
+      await waitReady(page);
+      await page.getByRole('heading', { name: 'Done', level: 1 }).waitFor();
+      const resumed = page.waitForEvent('download');
+      await page.getByRole('button', { name: cert.download }).click();
+      expect((await resumed).suggestedFilename()).to.include(serial!);
       expect(errors).to.deep.equal([]);
     } finally {
       await context.close();

@@ -139,6 +139,13 @@ describe('certificates in the journey: kept after a retake, the API download, th
         `${app.rt.cfg.PUBLIC_URL}/verify/${serial}`,
       );
 
+      // Re-opened, the run says how it ended (a resuming player shows the download from it).
+      const reopened = await open({
+        courseId,
+        identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
+      });
+      expect(reopened.completion.result).to.deep.equal({ score: 100, passed: true, attempt: 1 });
+
       await retake(run);
       // Mid-retake (the run keeps its last result) and after the failed finish alike.
       expect((await learnerDownload(run)).status).to.equal(200);
@@ -147,6 +154,11 @@ describe('certificates in the journey: kept after a retake, the API download, th
       expect(after.status, after.json?.message).to.equal(200);
       expect(after.headers.get('certificate-serial')).to.equal(serial);
       expect(after.body.equals(first.body)).to.equal(true);
+      const reopenedAfter = await open({
+        courseId,
+        identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
+      });
+      expect(reopenedAfter.completion.result).to.deep.equal({ score: 50, passed: false, attempt: 2 });
       expect(await issuedEvents(ws)).to.have.length(1);
       expect(await certificatesOf(run.completion.id)).to.have.length(1);
       expect(await verifyValid(serial!)).to.include({ valid: true, serial });

@@ -187,6 +187,13 @@ export const RunCompletion = z
     progressPercent: z.number(),
     answers: Answers,
     locale: z.string(),
+    result: z
+      .object({ score: z.number().nullable(), passed: z.boolean().nullable(), attempt: z.number().int() })
+      .optional()
+      .meta({
+        description:
+          'A run finished before: the result of its last finish (`passed` as judged then), also during a retake',
+      }),
   })
   .meta({ id: 'RunCompletion' });
 

@@ -129,6 +129,8 @@ interface CompletionRow {
   progress_percent: string;
   answers: Record<string, unknown>;
   locale: string;
+  score: string | null;
+  passed_at_completion: boolean | null;
   inserted: boolean;
 }
 
@@ -276,7 +278,7 @@ export async function openRun(
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        where c.source = excluded.source
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
-                 (xmax = 0) as inserted),
+                 c.score, c.passed_at_completion, (xmax = 0) as inserted),
        ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
               ${OUTBOX_RECORDSET} where exists (select 1 from c0))
        select * from c0`,
@@ -322,6 +324,16 @@ export async function openRun(
         progressPercent: Number(row.progress_percent),
         answers: row.answers,
         locale: row.locale,
+        // A run finished before: its last result, so a player resuming it knows how it ended (the certificate).
+        ...(row.attempt !== null
+          ? {
+              result: {
+                score: row.score === null ? null : Number(row.score),
+                passed: row.passed_at_completion,
+                attempt: row.attempt,
+              },
+            }
+          : {}),
       },
       course: served,
     },

@@ -130,7 +130,13 @@ export class Session {
       answers: { ...answers },
       submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
       feedback: {},
-      result: local && endedHere ? local.finish(answers, this.attempt) : null,
+      result: local
+        ? endedHere
+          ? local.finish(answers, this.attempt)
+          : null
+        : run?.completion.status === 'completed' && atEnd
+          ? (run.completion.result ?? null)
+          : null,
       finished: local ? endedHere : run?.completion.status === 'completed' && atEnd,
       awaitingResult: false,
       offline: false,

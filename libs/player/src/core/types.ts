@@ -54,6 +54,8 @@ export interface CompletionState {
   progressPercent: number;
   answers?: Record<string, unknown>;
   locale?: string;
+  /** A run finished before: its last result (the open answers it, so a resumed end screen knows it). */
+  result?: RunResult;
 }
 
 /** One learner event as `POST /player/v1/runs/:completionId/events` takes it. */

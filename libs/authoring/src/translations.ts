@@ -57,7 +57,9 @@ async function translatableCourse<C extends Course>(
       if (typeof text === 'string' && text.trim() !== '') certificateTexts[token] = text;
     }
   }
-  return Object.assign(Object.create(Object.getPrototypeOf(course) as object) as C, course, { certificateTexts });
+  return Object.assign(Object.create(Object.getPrototypeOf(course) as object) as C, course, {
+    certificateTexts,
+  });
 }
 
 /** GET /courses/:id/translatable: the course's own language and every translatable text in reading order. */

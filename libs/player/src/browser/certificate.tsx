@@ -73,7 +73,8 @@ export function CertificateDownload({
     } catch (err) {
       console.warn('lectern player: certificate download failed', err);
       // The server's refusals say what the learner can do (e.g. no name on record); a network error says nothing.
-      const detail = err instanceof PlayerApiError && err.status >= 400 && err.status < 500 ? err.message : '';
+      const detail =
+        err instanceof PlayerApiError && err.status >= 400 && err.status < 500 ? err.message : '';
       setPhase({ kind: 'failed', message: detail });
     }
   };

@@ -176,12 +176,12 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
                   {state.result.passed !== null && ` · ${state.result.passed ? t.passed : t.notPassed}`}
                 </p>
               )}
-              {!hasResults && (
-                <CertificateDownload session={session} result={state.result} lang={course.locale} />
-              )}
               <button type="button" class="lp-btn" onClick={() => void session.retake()}>
                 {t.retake}
               </button>
+              {!hasResults && (
+                <CertificateDownload session={session} result={state.result} lang={course.locale} />
+              )}
             </section>
           )}
           {navigation === 'default' && (

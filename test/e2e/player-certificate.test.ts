@@ -153,6 +153,19 @@ describe('player: the certificate from the end of the course (Chromium)', functi
       const resumed = page.waitForEvent('download');
       await page.getByRole('button', { name: cert.download }).click();
       expect((await resumed).suggestedFilename()).to.include(serial!);
+      // The open said the certificate is issued: its verify link is beside the button at once.
+      expect(await page.getByRole('link', { name: cert.verify }).getAttribute('href')).to.equal(
+        `http://lectern.test/verify/${serial}`,
+      );
+
+      // Retake and fail: the certificate stays the learner's, still offered, the same serial.
+      await page.locator('.lp-end').getByRole('button', { name: en.retake }).click();
+      await page.getByRole('heading', { name: 'Welcome', level: 1 }).waitFor();
+      await takeCourse(page, false);
+      await page.locator('.lp-end').getByText(/0\s*%/).waitFor();
+      const kept = page.waitForEvent('download');
+      await page.getByRole('button', { name: cert.download }).click();
+      expect((await kept).suggestedFilename()).to.include(serial!);
       expect(errors).to.deep.equal([]);
     } finally {
       await context.close();

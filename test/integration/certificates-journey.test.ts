@@ -145,6 +145,7 @@ describe('certificates in the journey: kept after a retake, the API download, th
         identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
       });
       expect(reopened.completion.result).to.deep.equal({ score: 100, passed: true, attempt: 1 });
+      expect(reopened.completion.certificate?.serial).to.equal(serial);
 
       await retake(run);
       // Mid-retake (the run keeps its last result) and after the failed finish alike.
@@ -159,6 +160,10 @@ describe('certificates in the journey: kept after a retake, the API download, th
         identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
       });
       expect(reopenedAfter.completion.result).to.deep.equal({ score: 50, passed: false, attempt: 2 });
+      expect(reopenedAfter.completion.certificate).to.deep.equal({
+        serial,
+        verifyUrl: `${app.rt.cfg.PUBLIC_URL}/verify/${serial}`,
+      });
       expect(await issuedEvents(ws)).to.have.length(1);
       expect(await certificatesOf(run.completion.id)).to.have.length(1);
       expect(await verifyValid(serial!)).to.include({ valid: true, serial });

@@ -194,6 +194,15 @@ export const RunCompletion = z
         description:
           'A run finished before: the result of its last finish (`passed` as judged then), also during a retake',
       }),
+    certificate: z
+      .object({
+        serial: z.string(),
+        verifyUrl: z.string().meta({ description: 'The public verification page of the certificate' }),
+      })
+      .optional()
+      .meta({
+        description: "The run's certificate once issued; it stays the run's whatever a later pass scores",
+      }),
   })
   .meta({ id: 'RunCompletion' });
 

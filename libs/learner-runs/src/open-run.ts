@@ -131,6 +131,7 @@ interface CompletionRow {
   locale: string;
   score: string | null;
   passed_at_completion: boolean | null;
+  certificate_serial: string | null;
   inserted: boolean;
 }
 
@@ -142,6 +143,8 @@ export interface OpenRunPorts {
   answerKeySecret: string;
   /** Who is asking: checked against the workspace's player settings and the anonymous limits. */
   client: OpenClient;
+  /** The public verification page of a serial (`PUBLIC_URL/verify/<serial>`), for an issued certificate. */
+  verifyUrl: (serial: string) => string;
 }
 
 export interface OpenClient {
@@ -278,7 +281,9 @@ export async function openRun(
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        where c.source = excluded.source
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
-                 c.score, c.passed_at_completion, (xmax = 0) as inserted),
+                 c.score, c.passed_at_completion,
+                 (select ic.serial from issued_certificates ic where ic.completion_id = c.id) as certificate_serial,
+                 (xmax = 0) as inserted),
        ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
               ${OUTBOX_RECORDSET} where exists (select 1 from c0))
        select * from c0`,
@@ -331,6 +336,15 @@ export async function openRun(
                 score: row.score === null ? null : Number(row.score),
                 passed: row.passed_at_completion,
                 attempt: row.attempt,
+              },
+            }
+          : {}),
+        // The run's certificate once issued: it stays the learner's whatever a later pass scores.
+        ...(row.certificate_serial
+          ? {
+              certificate: {
+                serial: row.certificate_serial,
+                verifyUrl: ports.verifyUrl(row.certificate_serial),
               },
             }
           : {}),

@@ -258,6 +258,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           tokens,
           tracking,
           answerKeySecret,
+          verifyUrl: (serial) => verifyUrl(deps.publicUrl, serial),
           client: {
             origin: ctx.get('origin') || undefined,
             address: ctx.ip,

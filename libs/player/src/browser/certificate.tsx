@@ -53,7 +53,9 @@ export function CertificateDownload({
 }) {
   const [phase, setPhase] = useState<Phase>({ kind: 'idle' });
   const run = session.certificateRun();
-  if (run === null || result === null || result.passed === false) return null;
+  // A certificate once issued stays the learner's: offered after a later failed pass too.
+  const issued = run?.issued() ?? null;
+  if (run === null || result === null || (result.passed === false && issued === null)) return null;
   const s = certificateStrings(lang);
 
   const download = async () => {
@@ -69,6 +71,7 @@ export function CertificateDownload({
         file = await run.client.certificate(run.completionId, run.token());
       }
       save(file.blob, file.fileName);
+      if (file.serial && file.verifyUrl) run.remember({ serial: file.serial, verifyUrl: file.verifyUrl });
       setPhase({ kind: 'done', verifyUrl: safeLink(file.verifyUrl) });
     } catch (err) {
       console.warn('lectern player: certificate download failed', err);
@@ -80,6 +83,8 @@ export function CertificateDownload({
   };
 
   const working = phase.kind === 'working';
+  // Beside the button as soon as the certificate is known: from this download, else from the run's open.
+  const verifyLink = phase.kind === 'done' ? phase.verifyUrl : safeLink(issued?.verifyUrl ?? null);
   return (
     <div class="lp-certificate" data-certificate={phase.kind}>
       <div class="lp-certificate-actions">
@@ -92,8 +97,8 @@ export function CertificateDownload({
         >
           {s.download}
         </button>
-        {phase.kind === 'done' && phase.verifyUrl && (
-          <a class="lp-certificate-verify" href={phase.verifyUrl} target="_blank" rel="noopener noreferrer">
+        {verifyLink && (
+          <a class="lp-certificate-verify" href={verifyLink} target="_blank" rel="noopener noreferrer">
             {s.verify}
           </a>
         )}

@@ -7,6 +7,7 @@
 import { PlayerClient, type OpenedRun } from '../core/client.js';
 import { EventQueue, type KeyValueStore } from '../core/queue.js';
 import type {
+  IssuedCertificateRef,
   EventsResponse,
   Feedback,
   HostMessage,
@@ -69,6 +70,9 @@ export interface CertificateRun {
   renew(): Promise<void>;
   /** Sends what is still queued (the finishing move above all), so the server judges the run as the page does. */
   settle(): Promise<void>;
+  /** The run's certificate when it is known to be issued (at the open, or by a download of this page). */
+  issued(): IssuedCertificateRef | null;
+  remember(certificate: IssuedCertificateRef): void;
 }
 
 const FLUSH_EVERY_MS = 4000;
@@ -365,6 +369,10 @@ export class Session {
       },
       settle: async () => {
         await this.queue?.flush(true);
+      },
+      issued: () => run.completion.certificate ?? null,
+      remember: (certificate) => {
+        run.completion.certificate = certificate;
       },
     };
   }

@@ -13,6 +13,8 @@ import { startCustomApp, outboxOf, type CustomApp } from '../support/spine.js';
 import { api } from '../support/authoring.js';
 import { checkContract } from '../support/contract.js';
 import { pdfText } from '../support/certificates.js';
+import { CERTIFICATE_WORDING } from '@lectern/certificates';
+import { CHROME_LANGUAGES } from '@lectern/player';
 import {
   anonymousId,
   createEmbedKey,
@@ -398,6 +400,42 @@ describe('certificates in the journey: kept after a retake, the API download, th
       // The English snapshot is the template's tokens as they are (the built-in design: none).
       const [enCert] = await certificatesOf(en.completion.id);
       expect(enCert.design).to.deep.equal({});
+    });
+
+    it('every language of the player’s interface: its wording on the PDF (and its date where the text reads back plainly)', async () => {
+      const { ws, courseId, ek, req } = await setup();
+      const langs = CHROME_LANGUAGES.filter((l) => l !== 'en');
+      for (const lang of langs) {
+        const tr = await req('POST', `/courses/${courseId}/translations`, { locale: lang });
+        expect(tr.status, tr.text).to.equal(201);
+      }
+      for (const lang of langs) {
+        const run = await open({
+          courseId,
+          lang,
+          identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: `ada-${lang}` }),
+        });
+        expect(run.completion.locale).to.equal(lang);
+        await finish(run, true);
+        const got = await learnerDownload(run);
+        expect(got.status, `${lang}: ${got.json?.message}`).to.equal(200);
+        // pdftotext gives Arabic back in presentation forms and CJK with spaces: compare compatibility-normalised
+        // text without whitespace.
+        const flat = (t: string) => t.normalize('NFKC').replace(/\s+/g, '');
+        const text = flat(await pdfText(got.body));
+        const wording = CERTIFICATE_WORDING[lang];
+        expect(text, lang).to.include(flat(wording.eyebrow));
+        expect(text, lang).not.to.include(flat('Certificate of completion'));
+        if (!['ar', 'he'].includes(lang)) {
+          expect(text, lang).to.include(flat(wording.bodyText));
+          const issuedAt = (await backendDownload(run.completion.id, ws.key, 'application/json')).json?.data
+            ?.issuedAt as string;
+          const date = new Intl.DateTimeFormat(lang, { dateStyle: 'long', timeZone: 'UTC' }).format(
+            new Date(issuedAt),
+          );
+          expect(text, lang).to.include(flat(date));
+        }
+      }
     });
 
     it('the template’s texts come from the course translation (certificate.<token> paths); untranslated ones stay as written', async () => {

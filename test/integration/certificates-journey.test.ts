@@ -246,11 +246,22 @@ describe('certificates in the journey: kept after a retake, the API download, th
       expect(events).to.have.length(1);
       expect(events[0].data).to.include({ serial, score: 100 });
 
+      // The backend's calls are not the learner's: the run's per-minute window is untouched by them.
+      const windowOf = async () =>
+        (
+          await boundQuery<{ n: number }>(
+            em(),
+            'select rate_window_count as n from completions where id = ?',
+            [run.completion.id],
+          )
+        )[0].n;
+      const before = await windowOf();
       const star = await backendDownload(run.completion.id, ws.key, '*/*');
       expect(star.headers.get('content-type')).to.equal('application/pdf');
       expect(star.body.equals(pdf.body)).to.equal(true);
       const explicit = await backendDownload(run.completion.id, ws.key, 'application/pdf');
       expect(explicit.body.equals(pdf.body)).to.equal(true);
+      expect(await windowOf()).to.equal(before);
 
       const rec = await backendDownload(run.completion.id, ws.key, 'application/json');
       expect(rec.status).to.equal(200);

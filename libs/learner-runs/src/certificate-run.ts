@@ -46,7 +46,7 @@ function certificateTextsOf(content: Record<string, unknown>): CertificateSubjec
 
 /**
  * One statement: counts the download in the run's per-minute window (the same window as event batches and
- * retakes, so a looping download link is stopped like a looping player) and reads the run with its course
+ * retakes, so a looping download link is stopped like a looping player; not with `perRunPerMinute` 0) and reads the run with its course
  * title in the served locale and its learner. 404 when the run is gone (deleted with its learner after the
  * token was issued). The course need not be published any more: a certificate earned stays downloadable
  * after the course is unpublished (which is what a course with certificates is told to do instead of
@@ -56,10 +56,16 @@ export async function runForCertificate(
   ports: { em: EntityManager; perRunPerMinute: number },
   ref: RunRef,
 ): Promise<CertificateRun> {
+  // perRunPerMinute 0 (the keyed API's download): read only, so a customer's backend never spends the learner's
+  // window; its key's own rate limit bounds it.
+  const head =
+    ports.perRunPerMinute > 0
+      ? `update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ? returning`
+      : 'select';
+  const tail = ports.perRunPerMinute > 0 ? '' : ' from completions c where c.id = ? and c.workspace_id = ?';
   const [row] = await boundQuery<Row>(
     ports.em,
-    `update completions c set ${RATE_SET} where c.id = ? and c.workspace_id = ?
-     returning c.id, c.workspace_id, c.course_id, c.identity_id, c.source, c.status, c.score, c.passed_at_completion,
+    `${head} c.id, c.workspace_id, c.course_id, c.identity_id, c.source, c.status, c.score, c.passed_at_completion,
        c.passing_score_at_completion, c.locale, c.rate_window_count,
        greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
        (select co.title from courses co where co.id = c.course_id) as course_title,
@@ -67,7 +73,7 @@ export async function runForCertificate(
        (select co.direction from courses co where co.id = c.course_id) as direction,
        (select t.content from course_translations t where t.course_id = c.course_id and t.locale = c.locale) as translation,
        (select i.external_id from identities i where i.id = c.identity_id) as external_id,
-       (select i.name from identities i where i.id = c.identity_id) as name`,
+       (select i.name from identities i where i.id = c.identity_id) as name${tail}`,
     [ref.completionId, ref.workspaceId],
   );
   if (!row) throw notFound('Run');

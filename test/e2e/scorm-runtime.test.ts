@@ -15,6 +15,13 @@ import { lazyPlayerKeys } from '@lectern/api';
 import type { JobWorkerHandle } from '@lectern/jobs';
 import { closeRuntime } from '@lectern/runtime';
 import { startScormExportWorker } from '@lectern/scorm';
+import { parseEnv } from '@lectern/config';
+import {
+  CERTIFICATE_WORKER_ENV,
+  certificateRenderSettings,
+  startCertificateWorker,
+} from '@lectern/certificates';
+import { CERTIFICATE_STRINGS } from '@lectern/player';
 import {
   makeWorkspace,
   startTestApp,
@@ -83,6 +90,7 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
   let wsKey: string;
   let workerRt: TestRuntime;
   let worker: JobWorkerHandle;
+  let certificates: JobWorkerHandle;
 
   before(async () => {
     const assets = await buildPlayerOnce();
@@ -98,6 +106,11 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
       mediaTimeoutMs: 5_000,
       packageMediaMaxBytes: 5_000_000,
     });
+    // track=1 packages offer the certificate, rendered by the certificate worker.
+    certificates = await startCertificateWorker(
+      workerRt,
+      certificateRenderSettings(parseEnv(CERTIFICATE_WORKER_ENV, {})),
+    );
     const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM runtime');
     wsKey = ws.key;
     req = api(app.base, ws.key);
@@ -112,6 +125,7 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
   after(async () => {
     await browser?.close();
     await lms?.close();
+    await certificates?.stop();
     await worker?.stop();
     if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
     await app?.close();
@@ -217,6 +231,8 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
         await sco.getByRole('button', { name: 'Continue' }).click();
         await sco.getByRole('heading', { name: 'All done' }).waitFor();
         await sco.getByText('Score: 100%').waitFor();
+        // Without track=1 there is no service to issue a certificate: none is offered.
+        expect(await sco.locator('.lp-certificate').count()).to.equal(0);
 
         cmi = await cmiOf(page);
         if (version === '1.2') {
@@ -411,6 +427,17 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
           expect(cmi.core).to.include({ lesson_status: 'passed' });
           expect(cmi.core?.score).to.include({ raw: '50' });
           expect(await sco.locator('.lp-offline').count()).to.equal(0);
+          // The certificate: offered where the service answered the tracking open, hidden where it did not.
+          if (learnerId === 'lms-grace') {
+            const button = sco.getByRole('button', { name: CERTIFICATE_STRINGS.en.download });
+            await button.waitFor();
+            const saved = page.waitForEvent('download');
+            await button.click();
+            expect((await saved).suggestedFilename()).to.match(/certificate LC-[0-9A-Z-]+\.pdf$/);
+            await sco.getByRole('link', { name: CERTIFICATE_STRINGS.en.verify }).waitFor();
+          } else {
+            expect(await sco.locator('.lp-certificate').count()).to.equal(0);
+          }
           await unload(page);
           expect((await calls(page)).LMSFinish).to.equal(1);
           // A refused or unreachable service is only logged as a warning: no error on the page (the browser's own

@@ -143,6 +143,7 @@ const PUBLISHED: Record<string, string> = {
   'GET /api/v1/completions': 'listCompletions',
   'GET /api/v1/completions/{id}': 'getCompletion',
   'GET /api/v1/completions/{id}/attempts': 'listCompletionAttempts',
+  'GET /api/v1/completions/{id}/certificate': 'getCompletionCertificate',
   'POST /api/v1/embed-keys': 'createEmbedKey',
   'GET /api/v1/embed-keys': 'listEmbedKeys',
   'DELETE /api/v1/embed-keys/{id}': 'deleteEmbedKey',

@@ -128,6 +128,9 @@ export async function checkContract(
   }
   const schema = documented?.content?.['application/json']?.schema;
   if (documented && status !== 204 && !schema) return; // a documented non-JSON body (zip, PDF, HTML, text)
+  // A status documented in several media types (a PDF or its JSON record): a documented non-JSON answer.
+  const mediaType = (contentType ?? '').split(';')[0].trim();
+  if (!isJson && mediaType !== '' && documented?.content?.[mediaType]) return;
   if (!schema && !(status >= 400 && isJson)) return;
   if (status === 204 || method.toUpperCase() === 'HEAD') return;
   const v = schema

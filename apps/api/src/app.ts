@@ -99,7 +99,13 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     origin: '*',
     allowMethods: ['GET', 'POST', 'OPTIONS'],
     allowHeaders: ['Authorization', 'Content-Type'],
-    exposeHeaders: ['Retry-After', 'X-Request-Id', 'Content-Disposition'],
+    exposeHeaders: [
+      'Retry-After',
+      'X-Request-Id',
+      'Content-Disposition',
+      'Certificate-Serial',
+      'Certificate-Verify-Url',
+    ],
     maxAge: 600,
   });
   app.use((ctx, next) => (ctx.path.startsWith(`${PLAYER_PREFIX}/`) ? playerCors(ctx, next) : next()));

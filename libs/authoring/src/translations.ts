@@ -9,7 +9,13 @@ import {
 } from '@lectern/db';
 import { AppError, invalid, notFound } from '@lectern/errors';
 import { sourceFingerprints, stalePaths, translatableFields, translationIssues } from '@lectern/courses';
-import { iso, type TranslatableDto, type TranslationDto } from '@lectern/contracts';
+import {
+  CERTIFICATE_TRANSLATABLE_TOKENS,
+  iso,
+  type CertificateTranslatableToken,
+  type TranslatableDto,
+  type TranslationDto,
+} from '@lectern/contracts';
 import { getCourse, lockCourse } from './courses.js';
 
 /**
@@ -31,13 +37,38 @@ export function translationDto(row: CourseTranslation, course: Course): Translat
   };
 }
 
+/**
+ * The course as a translator sees it: its title and screens, and the texts of its certificate template (the
+ * built-in design has none of its own: its wording follows the learner's locale by itself).
+ */
+async function translatableCourse<C extends Course>(
+  em: EntityManager,
+  course: C,
+): Promise<C & { certificateTexts: Partial<Record<CertificateTranslatableToken, string>> }> {
+  const certificateTexts: Partial<Record<CertificateTranslatableToken, string>> = {};
+  if (course.certificateId) {
+    const [template] = await boundQuery<{ tokens: Record<string, unknown> }>(
+      em,
+      'select tokens from certificate_templates where id = ? and workspace_id = ?',
+      [course.certificateId, course.workspaceId],
+    );
+    for (const token of CERTIFICATE_TRANSLATABLE_TOKENS) {
+      const text = template?.tokens[token];
+      if (typeof text === 'string' && text.trim() !== '') certificateTexts[token] = text;
+    }
+  }
+  return Object.assign(Object.create(Object.getPrototypeOf(course) as object) as C, course, {
+    certificateTexts,
+  });
+}
+
 /** GET /courses/:id/translatable: the course's own language and every translatable text in reading order. */
 export async function translatableOf(
   em: EntityManager,
   workspaceId: string,
   courseId: string,
 ): Promise<TranslatableDto> {
-  const course = await getCourse(em, workspaceId, courseId);
+  const course = await translatableCourse(em, await getCourse(em, workspaceId, courseId));
   return { sourceLocale: course.locale, fields: translatableFields(course) };
 }
 
@@ -47,7 +78,7 @@ export async function listTranslations(
   workspaceId: string,
   courseId: string,
 ): Promise<TranslationDto[]> {
-  const course = await getCourse(em, workspaceId, courseId);
+  const course = await translatableCourse(em, await getCourse(em, workspaceId, courseId));
   const rows = await em.find(
     CourseTranslationSchema,
     { courseId, workspaceId },
@@ -78,7 +109,7 @@ export async function getTranslation(
   courseId: string,
   id: string,
 ): Promise<TranslationDto> {
-  const course = await getCourse(em, workspaceId, courseId);
+  const course = await translatableCourse(em, await getCourse(em, workspaceId, courseId));
   return translationDto(await findTranslation(em, workspaceId, courseId, id), course);
 }
 
@@ -148,7 +179,7 @@ export async function updateTranslation(
 ): Promise<TranslationDto> {
   return em.transactional(async (tx) => {
     // Lock order course → translation, the same as a course write that checks locales.
-    const course = await lockCourse(tx, workspaceId, courseId);
+    const course = await translatableCourse(tx, await lockCourse(tx, workspaceId, courseId));
     const row = await findTranslation(tx, workspaceId, courseId, id, true);
     const toCheck = Object.fromEntries(
       Object.entries(content).filter(([path, text]) => !(isBlank(text) && Object.hasOwn(row.content, path))),

@@ -11,7 +11,14 @@ export {
 } from './rules.js';
 export { verifyUrl, pdfKeyOf } from './paths.js';
 export {
+  CERTIFICATE_WORDING,
+  certificateWording,
+  localizedDesign,
+  type CertificateWording,
+} from './wording.js';
+export {
   issueCertificate,
+  issueCertificateRecord,
   certificatePdf,
   reportedScore,
   isWholePdf,

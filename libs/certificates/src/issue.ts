@@ -11,6 +11,7 @@ import { certificateRefusal } from './rules.js';
 import { generateSerial } from './serial.js';
 import { pdfKeyOf, verifyUrl } from './paths.js';
 import { CERTIFICATE_RENDER_KIND } from './worker.js';
+import { localizedDesign } from './wording.js';
 
 export type { CertificateSubject } from '@lectern/contracts';
 
@@ -104,6 +105,26 @@ async function byCompletion(em: EntityManager, workspaceId: string, completionId
  *    download: the row, not the file, is the certificate.
  */
 export async function issueCertificate(deps: IssueDeps, subject: CertificateSubject): Promise<IssueOutcome> {
+  const { certificate, issued } = await issueCertificateRecord(deps, subject);
+  return { certificate, pdf: await certificatePdf(deps, certificate), issued };
+}
+
+/**
+ * `issueCertificate` without the PDF: the certificate row of the run, issued (with its event) when this is the
+ * first call. For a caller that answers with the record (`GET /api/v1/completions/:id/certificate` with
+ * `Accept: application/json`); the PDF renders on its first download.
+ *
+ * A certificate already issued for the run is returned before any rule is asked again: it stays the learner's
+ * whatever the run did since (a failed retake, a pass mark lowered or cleared, a name removed). The rules
+ * judge only whether a first certificate may be issued.
+ */
+export async function issueCertificateRecord(
+  deps: IssueDeps,
+  subject: CertificateSubject,
+): Promise<Omit<IssueOutcome, 'pdf'>> {
+  const em = deps.orm.em.fork();
+  const existing = await byCompletion(em, subject.workspaceId, subject.completionId);
+  if (existing) return { certificate: existing, issued: false };
   const learnerName = subject.learnerName?.trim() ?? '';
   const refusal = certificateRefusal({
     status: subject.status,
@@ -120,115 +141,110 @@ export async function issueCertificate(deps: IssueDeps, subject: CertificateSubj
       { details: { reason: 'no_name' } },
     );
   }
-  const em = deps.orm.em.fork();
-  let row = await byCompletion(em, subject.workspaceId, subject.completionId);
-  let issued = false;
-  if (!row) {
-    const outcome = await em
-      .transactional(async (tx) => {
-        // FOR SHARE: a DELETE /courses/:id running now waits for this certificate, then sees it (409).
-        const [course] = await boundQuery<{
-          certificate_id: string | null;
-          direction: 'ltr' | 'rtl';
-          ws_name: string;
-        }>(
-          tx,
-          `select c.certificate_id, c.direction, w.name as ws_name
+  const outcome = await em
+    .transactional(async (tx) => {
+      // FOR SHARE: a DELETE /courses/:id running now waits for this certificate, then sees it (409).
+      const [course] = await boundQuery<{
+        certificate_id: string | null;
+        direction: 'ltr' | 'rtl';
+        ws_name: string;
+      }>(
+        tx,
+        `select c.certificate_id, c.direction, w.name as ws_name
            from courses c join workspaces w on w.id = c.workspace_id
           where c.id = ? and c.workspace_id = ? for share of c`,
-          [subject.courseId, subject.workspaceId],
-        );
-        if (!course) throw notFound('Course');
-        const [template] = course.certificate_id
-          ? await boundQuery<{ id: string; tokens: CertificateTokens }>(
-              tx,
-              'select id, tokens from certificate_templates where id = ? and workspace_id = ?',
-              [course.certificate_id, subject.workspaceId],
-            )
-          : [];
-        const design: CertificateTokens = template?.tokens ?? {};
-        const issuerName = design.issuerName?.trim() ? design.issuerName.trim() : course.ws_name;
-        for (let attempt = 0; attempt < SERIAL_TRIES; attempt++) {
-          const serial = generateSerial();
-          const [inserted] = await boundQuery<IssuedCertificateRow>(
+        [subject.courseId, subject.workspaceId],
+      );
+      if (!course) throw notFound('Course');
+      const [template] = course.certificate_id
+        ? await boundQuery<{ id: string; tokens: CertificateTokens }>(
             tx,
-            `insert into issued_certificates
+            'select id, tokens from certificate_templates where id = ? and workspace_id = ?',
+            [course.certificate_id, subject.workspaceId],
+          )
+        : [];
+      // The snapshot speaks the run's language: the built-in wording in its locale, the template's texts as
+      // the course translation has them (docs/certificates.md "Language").
+      const design = localizedDesign(template?.tokens ?? {}, subject.locale, subject.templateTexts ?? {});
+      const issuerName = design.issuerName?.trim() ? design.issuerName.trim() : course.ws_name;
+      for (let attempt = 0; attempt < SERIAL_TRIES; attempt++) {
+        const serial = generateSerial();
+        const [inserted] = await boundQuery<IssuedCertificateRow>(
+          tx,
+          `insert into issued_certificates
              (id, workspace_id, serial, completion_id, course_id, identity_id, identity_external_id,
               learner_name, course_title, issuer_name, score, locale, direction, source, template_id, design, issued_at)
            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, date_trunc('milliseconds', clock_timestamp()))
            on conflict do nothing
            returning *`,
-            [
-              newId('crt'),
-              subject.workspaceId,
-              serial,
-              subject.completionId,
-              subject.courseId,
-              subject.identityId,
-              subject.identityExternalId ?? '',
-              learnerName,
-              subject.courseTitle,
-              issuerName,
-              subject.score,
-              subject.locale,
-              subject.direction ?? course.direction,
-              subject.source ?? 'embed',
-              template?.id ?? null,
-              JSON.stringify(design),
-            ],
-          );
-          if (inserted) {
-            const [identity] = await boundQuery<{
-              id: string;
-              external_id: string;
-              name: string | null;
-              email: string | null;
-            }>(tx, 'select id, external_id, name, email from identities where id = ? and workspace_id = ?', [
-              subject.identityId,
-              subject.workspaceId,
-            ]);
-            recordEvent(tx, subject.workspaceId, 'certificate.issued', {
-              course: { id: subject.courseId, title: subject.courseTitle },
-              identity: eventIdentity(
-                identity
-                  ? {
-                      id: identity.id,
-                      externalId: identity.external_id,
-                      name: identity.name,
-                      email: identity.email,
-                    }
-                  : {
-                      id: subject.identityId!,
-                      externalId: subject.identityExternalId ?? '',
-                      name: learnerName,
-                      email: null,
-                    },
-              ),
-              serial,
-              verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, serial),
-              score: reportedScore(subject.score),
-              issuedAt: iso(inserted.issued_at)!,
-            });
-            await tx.flush();
-            return { row: inserted, issued: true };
-          }
-          // Nothing inserted: another download of this run won (its row is committed now), or the serial was taken.
-          const winner = await byCompletion(tx, subject.workspaceId, subject.completionId);
-          if (winner) return { row: winner, issued: false };
+          [
+            newId('crt'),
+            subject.workspaceId,
+            serial,
+            subject.completionId,
+            subject.courseId,
+            subject.identityId,
+            subject.identityExternalId ?? '',
+            learnerName,
+            subject.courseTitle,
+            issuerName,
+            subject.score,
+            subject.locale,
+            subject.direction ?? course.direction,
+            subject.source ?? 'embed',
+            template?.id ?? null,
+            JSON.stringify(design),
+          ],
+        );
+        if (inserted) {
+          const [identity] = await boundQuery<{
+            id: string;
+            external_id: string;
+            name: string | null;
+            email: string | null;
+          }>(tx, 'select id, external_id, name, email from identities where id = ? and workspace_id = ?', [
+            subject.identityId,
+            subject.workspaceId,
+          ]);
+          recordEvent(tx, subject.workspaceId, 'certificate.issued', {
+            course: { id: subject.courseId, title: subject.courseTitle },
+            identity: eventIdentity(
+              identity
+                ? {
+                    id: identity.id,
+                    externalId: identity.external_id,
+                    name: identity.name,
+                    email: identity.email,
+                  }
+                : {
+                    id: subject.identityId!,
+                    externalId: subject.identityExternalId ?? '',
+                    name: learnerName,
+                    email: null,
+                  },
+            ),
+            serial,
+            verifyUrl: verifyUrl(deps.cfg.PUBLIC_URL, serial),
+            score: reportedScore(subject.score),
+            issuedAt: iso(inserted.issued_at)!,
+          });
+          await tx.flush();
+          return { row: inserted, issued: true };
         }
-        throw new AppError('internal_error', `No free serial after ${SERIAL_TRIES} tries`);
-      })
-      .catch((err: unknown) => {
-        // The run was deleted (with its learner) between the token check and the insert: the foreign key on
-        // completion_id refuses the certificate, and the run is gone as far as the learner is concerned.
-        if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw notFound('Run');
-        throw err;
-      });
-    row = outcome.row;
-    issued = outcome.issued;
-    if (issued) deps.onEvent?.();
-  }
-  return { certificate: row, pdf: await certificatePdf(deps, row), issued };
+        // Nothing inserted: another download of this run won (its row is committed now), or the serial was taken.
+        const winner = await byCompletion(tx, subject.workspaceId, subject.completionId);
+        if (winner) return { row: winner, issued: false };
+      }
+      throw new AppError('internal_error', `No free serial after ${SERIAL_TRIES} tries`);
+    })
+    .catch((err: unknown) => {
+      // The run was deleted (with its learner) between the token check and the insert: the foreign key on
+      // completion_id refuses the certificate, and the run is gone as far as the learner is concerned.
+      if ((err as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw notFound('Run');
+      throw err;
+    });
+  if (outcome.issued) deps.onEvent?.();
+  return { certificate: outcome.row, issued: outcome.issued };
 }
 
 /** SPEC: the Issued certificate's `score` is a number; a course without graded blocks reports 100 (docs/certificates.md). */

@@ -10,6 +10,20 @@ import { RUN_SOURCES } from './learner-runs.js';
 /** What a certificate states when an LMS asserted the learner's identity and nothing verified it. */
 export const ASSERTED_IDENTITY_NOTE = "The learner's identity was asserted by an LMS, not verified.";
 
+/**
+ * The template tokens a course translation may translate, under the paths `certificate.<token>`
+ * (docs/certificates.md "Language"): the texts printed around the learner's name and the course title.
+ */
+export const CERTIFICATE_TRANSLATABLE_TOKENS = [
+  'issuerName',
+  'eyebrow',
+  'bodyText',
+  'signatureName',
+  'signatureTitle',
+  'footerText',
+] as const;
+export type CertificateTranslatableToken = (typeof CERTIFICATE_TRANSLATABLE_TOKENS)[number];
+
 export const IssuedCertificate = z
   .object({
     id: z.string(),
@@ -129,4 +143,9 @@ export interface CertificateSubject {
   direction?: 'ltr' | 'rtl';
   /** The run's source; default `embed`. `scorm`: an LMS asserted the learner's identity. */
   source?: 'embed' | 'scorm';
+  /**
+   * The template's texts as the course translation of `locale` has them (`certificate.<token>` paths), when the
+   * run was served a translation; each replaces the template's own text of that token.
+   */
+  templateTexts?: Partial<Record<CertificateTranslatableToken, string>>;
 }

@@ -25,6 +25,28 @@ export const EventIdentity = z
 
 const CourseRef = z.object({ id: z.string(), title: z.string() });
 
+const ReadableItem = z.object({
+  answerId: z
+    .string()
+    .meta({ description: 'The id as the answer holds it (keyed for ranking items and match right sides)' }),
+  id: z
+    .string()
+    .nullable()
+    .meta({ description: "The item's id in the course (a match pair id); null when it names none" }),
+  text: z.string().nullable().meta({ description: "The item's text in the course's own language" }),
+});
+
+/** A match or ranking answer mapped back to the course's items (docs/player-api.md "Readable answers"). */
+export const ReadableAnswer = z
+  .discriminatedUnion('type', [
+    z.object({
+      type: z.literal('match'),
+      pairs: z.array(z.object({ left: ReadableItem, right: ReadableItem })),
+    }),
+    z.object({ type: z.literal('ranking'), order: z.array(ReadableItem) }),
+  ])
+  .meta({ id: 'ReadableAnswer' });
+
 export const EventPayloads = {
   'course.viewed': z.object({ course: CourseRef, identity: EventIdentity }),
   'course.progress': z.object({
@@ -49,7 +71,14 @@ export const EventPayloads = {
     score: z.object({ correct: z.number().int(), total: z.number().int(), percent: z.number().nullable() }),
     passed: z.boolean().nullable(),
     passingScore: z.number().nullable(),
-    answers: z.array(z.object({ blockId: z.string(), correct: z.boolean() })),
+    answers: z.array(
+      z.object({
+        blockId: z.string(),
+        correct: z.boolean(),
+        /** Match and ranking blocks answered: the answer with the course's item ids and texts. */
+        answerItems: ReadableAnswer.optional(),
+      }),
+    ),
     startedAt: Timestamp,
     completedAt: Timestamp,
     timeSpentSeconds: z.number().int(),

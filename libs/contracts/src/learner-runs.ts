@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PagingQuery, Timestamp } from './common.js';
+import { ReadableAnswer } from './events.js';
 import { CustomFont, ThemeTokens } from './design.js';
 
 export const RUN_SOURCES = ['embed', 'scorm'] as const;
@@ -67,7 +68,13 @@ export const Completion = z
   .meta({ id: 'Completion' });
 export type CompletionDto = z.infer<typeof Completion>;
 
-export const CompletionWithAnswers = Completion.extend({ answers: Answers }).meta({
+export const CompletionWithAnswers = Completion.extend({
+  answers: Answers,
+  answerItems: z.record(z.string(), ReadableAnswer).meta({
+    description:
+      'By block id, the match and ranking answers with the course item ids and texts beside the keyed ids the learner sent',
+  }),
+}).meta({
   id: 'CompletionWithAnswers',
 });
 export type CompletionWithAnswersDto = z.infer<typeof CompletionWithAnswers>;
@@ -180,6 +187,22 @@ export const RunCompletion = z
     progressPercent: z.number(),
     answers: Answers,
     locale: z.string(),
+    result: z
+      .object({ score: z.number().nullable(), passed: z.boolean().nullable(), attempt: z.number().int() })
+      .optional()
+      .meta({
+        description:
+          'A run finished before: the result of its last finish (`passed` as judged then), also during a retake',
+      }),
+    certificate: z
+      .object({
+        serial: z.string(),
+        verifyUrl: z.string().meta({ description: 'The public verification page of the certificate' }),
+      })
+      .optional()
+      .meta({
+        description: "The run's certificate once issued; it stays the run's whatever a later pass scores",
+      }),
   })
   .meta({ id: 'RunCompletion' });
 
@@ -202,6 +225,10 @@ export const PlayerCourse = z
     passingScore: z.number().nullable(),
     contentHash: z.string().meta({ description: 'Fingerprint of the material served (in this locale)' }),
     theme: PlayerTheme.nullable(),
+    customFonts: z
+      .array(CustomFont)
+      .optional()
+      .meta({ description: "The course's own fonts (`customFonts` of the course), as stored" }),
     screens: z.array(LearnerScreen),
   })
   .meta({ id: 'PlayerCourse' });

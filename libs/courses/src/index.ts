@@ -49,6 +49,12 @@ export {
   type Score,
 } from './grading.js';
 export { stripAnswerKeys, keyedScreens } from './learner-view.js';
+export {
+  readableAnswer,
+  readableAnswers,
+  type ReadableAnswer,
+  type ReadableItem,
+} from './readable-answers.js';
 export { contentHash, canonicalJson, type HashableCourse } from './content-hash.js';
 export {
   TEXT_FIELDS,

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Issue } from '@lectern/errors';
-import { isBlockType, type BlockType } from '@lectern/contracts';
+import {
+  CERTIFICATE_TRANSLATABLE_TOKENS,
+  isBlockType,
+  type BlockType,
+  type CertificateTranslatableToken,
+} from '@lectern/contracts';
 import { blankMarkers } from './strict.js';
 import { isFilled, isRecord, type JsonRecord } from './util.js';
 
@@ -65,6 +70,11 @@ export interface TranslatableField {
 export interface TranslatableCourse {
   title: string;
   screens: unknown;
+  /**
+   * The texts of the course's certificate template (its `CERTIFICATE_TRANSLATABLE_TOKENS` that the template
+   * sets), translatable under `certificate.<token>` so the certificate speaks the learner's language too.
+   */
+  certificateTexts?: Partial<Record<CertificateTranslatableToken, string>>;
 }
 
 interface Slot extends TranslatableField {
@@ -154,6 +164,20 @@ function slots(course: TranslatableCourse): Slot[] {
       set: (t) => (c.title = t),
     });
   }
+  const texts = course.certificateTexts;
+  if (texts) {
+    for (const token of CERTIFICATE_TRANSLATABLE_TOKENS) {
+      const text = texts[token];
+      if (typeof text !== 'string') continue;
+      add({
+        path: `certificate.${token}`,
+        group: 'certificate',
+        labelKey: `certificate.${token}`,
+        sourceText: text,
+        set: (t) => (texts[token] = t),
+      });
+    }
+  }
   if (!Array.isArray(course.screens)) return out;
   for (const screen of course.screens) {
     if (!isRecord(screen) || !isFilled(screen.id)) continue;
@@ -188,8 +212,9 @@ function slots(course: TranslatableCourse): Slot[] {
 }
 
 /**
- * The text a translator can translate: the course title (`title`), each
- * screen title (`s:<screenId>.title`) and each learner-read block text
+ * The text a translator can translate: the course title (`title`), the
+ * certificate template's texts (`certificate.<token>`, when the course carries
+ * them in `certificateTexts`), each screen title (`s:<screenId>.title`) and each learner-read block text
  * (`s:<screenId>.b:<blockId>.<field>`, inside arrays
  * `s:<screenId>.b:<blockId>.<arrayField>.<itemId or index>.<field>`).
  * Only non-blank strings are listed.

@@ -1,5 +1,6 @@
 import { boundQuery, type EntityManager } from '@lectern/db';
 import { notFound } from '@lectern/errors';
+import { readableAnswers } from '@lectern/courses';
 import type {
   AttemptDto,
   CompletionDto,
@@ -131,18 +132,30 @@ export async function listCompletions(
   return { rows: rows.map(completionDto), total: n };
 }
 
+/**
+ * One run with its answers. With the answer-key secret, `answerItems` reads its match and ranking answers: the
+ * keyed ids the learner sent mapped back to the course's item ids and texts (docs/player-api.md "Readable answers").
+ */
 export async function getCompletion(
   em: EntityManager,
   workspaceId: string,
   id: string,
+  opts: { answerKeySecret?: () => string } = {},
 ): Promise<CompletionWithAnswersDto> {
-  const [r] = await boundQuery<CompletionRow>(
+  const [r] = await boundQuery<CompletionRow & { answers: Record<string, unknown> | null; screens: unknown }>(
     em,
-    `${SELECT}, c.answers ${FROM} where c.id = ? and c.workspace_id = ?`,
+    `${SELECT}, c.answers, (select co.screens from courses co where co.id = c.course_id) as screens ${FROM}
+      where c.id = ? and c.workspace_id = ?`,
     [id, workspaceId],
   );
   if (!r) throw notFound('Completion');
-  return { ...completionDto(r), answers: r.answers ?? {} };
+  const answers = r.answers ?? {};
+  const secret = opts.answerKeySecret;
+  return {
+    ...completionDto(r),
+    answers,
+    answerItems: secret ? readableAnswers(r.screens, answers, { secret: secret() }) : {},
+  };
 }
 
 interface AttemptRow {

@@ -2,7 +2,7 @@ import { newId, boundQuery, type EntityManager } from '@lectern/db';
 import { AppError, notFound } from '@lectern/errors';
 import { OUTBOX_RECORDSET, outboxRecordset, prepareEvent } from '@lectern/events';
 import { OWN_SCOPE, lmsScope, upsertIdentities } from '@lectern/identities';
-import type { OpenRun, OpenRunResult } from '@lectern/contracts';
+import type { CustomFont, OpenRun, OpenRunResult } from '@lectern/contracts';
 import type { SecretBox } from './ports.js';
 import type { RunTokens } from './run-token.js';
 import type { TrackingTokens } from './tracking-token.js';
@@ -34,6 +34,7 @@ interface PublishedRow {
   passing_score: string | null;
   quiz_feedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  custom_fonts: CustomFont[];
   plan: WorkspaceAccess['plan'];
   billing_status: WorkspaceAccess['billingStatus'];
   grace_until: Date | null;
@@ -61,7 +62,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
   const [r] = await boundQuery<PublishedRow>(
     em,
     `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.updated_at::text as updated_at, c.direction, c.locale, c.passing_score, c.quiz_feedback,
-            c.navigation, w.plan, w.billing_status, w.grace_until,
+            c.navigation, c.custom_fonts, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
             array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales,
@@ -84,6 +85,9 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       passingScore: r.passing_score === null ? null : Number(r.passing_score),
       quizFeedback: r.quiz_feedback,
       navigation: r.navigation,
+      // The course's own fonts travel with it, as in the preview and SCORM packages (docs/player-api.md); a course
+      // without any sends no field, as before.
+      ...(r.custom_fonts.length > 0 ? { customFonts: r.custom_fonts } : {}),
       version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {
@@ -125,6 +129,9 @@ interface CompletionRow {
   progress_percent: string;
   answers: Record<string, unknown>;
   locale: string;
+  score: string | null;
+  passed_at_completion: boolean | null;
+  certificate_serial: string | null;
   inserted: boolean;
 }
 
@@ -136,6 +143,8 @@ export interface OpenRunPorts {
   answerKeySecret: string;
   /** Who is asking: checked against the workspace's player settings and the anonymous limits. */
   client: OpenClient;
+  /** The public verification page of a serial (`PUBLIC_URL/verify/<serial>`), for an issued certificate. */
+  verifyUrl: (serial: string) => string;
 }
 
 export interface OpenClient {
@@ -272,6 +281,8 @@ export async function openRun(
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        where c.source = excluded.source
        returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
+                 c.score, c.passed_at_completion,
+                 (select ic.serial from issued_certificates ic where ic.completion_id = c.id) as certificate_serial,
                  (xmax = 0) as inserted),
        ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
               ${OUTBOX_RECORDSET} where exists (select 1 from c0))
@@ -318,6 +329,25 @@ export async function openRun(
         progressPercent: Number(row.progress_percent),
         answers: row.answers,
         locale: row.locale,
+        // A run finished before: its last result, so a player resuming it knows how it ended (the certificate).
+        ...(row.attempt !== null
+          ? {
+              result: {
+                score: row.score === null ? null : Number(row.score),
+                passed: row.passed_at_completion,
+                attempt: row.attempt,
+              },
+            }
+          : {}),
+        // The run's certificate once issued: it stays the learner's whatever a later pass scores.
+        ...(row.certificate_serial
+          ? {
+              certificate: {
+                serial: row.certificate_serial,
+                verifyUrl: ports.verifyUrl(row.certificate_serial),
+              },
+            }
+          : {}),
       },
       course: served,
     },

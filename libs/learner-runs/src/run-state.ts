@@ -1,5 +1,5 @@
 import { invalid, type Issue } from '@lectern/errors';
-import { gradeAnswer } from '@lectern/courses';
+import { gradeAnswer, readableAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, EventPayload } from '@lectern/contracts';
 import { round2, screenPercent, type CourseIndex, type RunMaterial } from './served.js';
 import type { IdentityRef } from './completions.js';
@@ -129,6 +129,22 @@ export interface Verdicts {
   passed: boolean | null;
 }
 
+/**
+ * A verdict of course.completed with, for an answered match or ranking block, its answer read back to the course's
+ * item ids and texts in the source language (events name things as the customer's systems know them).
+ */
+function withItems(
+  verdict: { blockId: string; correct: boolean },
+  source: CourseIndex,
+  answers: Record<string, unknown>,
+  secret: string,
+) {
+  const raw = source.blocks.get(verdict.blockId)?.block.raw;
+  if (!raw || !Object.hasOwn(answers, verdict.blockId)) return verdict;
+  const answerItems = readableAnswer(raw, answers[verdict.blockId], { secret });
+  return answerItems ? { ...verdict, answerItems } : verdict;
+}
+
 /** Judges every graded block of the served course (an unanswered one is wrong) against the passing score. */
 export function judgePass(
   served: CourseIndex,
@@ -244,7 +260,7 @@ export function applyEvents(
         score: { correct: v.correct, total: v.answers.length, percent: v.percent },
         passed: v.passed,
         passingScore: course.passingScore,
-        answers: v.answers,
+        answers: v.answers.map((a) => withItems(a, source, answers, opts.secret)),
         startedAt,
         completedAt: opts.now.toISOString(),
         timeSpentSeconds: passTimeSeconds,

@@ -1,4 +1,5 @@
 import { applyTranslation, contentHash, isGraded } from '@lectern/courses';
+import type { CustomFont } from '@lectern/contracts';
 
 /**
  * What a learner is served: the course in one locale (a translation applied, or the source) and its
@@ -52,6 +53,8 @@ export interface CourseRow {
   passingScore: number | null;
   quizFeedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  /** The course's own fonts (`customFonts`), served with the course. */
+  customFonts?: CustomFont[];
   /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
   version?: string;
 }

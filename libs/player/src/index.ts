@@ -22,6 +22,7 @@ export * from './core/scorm.js';
 export * from './core/suspend.js';
 export * from './core/track.js';
 export * from './core/embed.js';
+export * from './core/certificate.js';
 
 export interface PlayerAssetFile {
   /** File name, content-hashed (`player-<hash>.js`): serve it with a year-long immutable cache. */

@@ -92,6 +92,25 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
               ...(res.contentType && !res.schema
                 ? { content: { [res.contentType]: { schema: { type: 'string', format: 'binary' } } } }
                 : {}),
+              ...(res.alternatives
+                ? {
+                    content: {
+                      ...(res.contentType
+                        ? {
+                            [res.contentType]: res.schema
+                              ? { schema: toSchema(res.schema, 'output', schemas) }
+                              : { schema: { type: 'string', format: 'binary' } },
+                          }
+                        : {}),
+                      ...Object.fromEntries(
+                        Object.entries(res.alternatives).map(([type, schema]) => [
+                          type,
+                          { schema: toSchema(schema, 'output', schemas) },
+                        ]),
+                      ),
+                    },
+                  }
+                : {}),
             },
           ]),
         ),

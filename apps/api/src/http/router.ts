@@ -44,6 +44,8 @@ export interface ResponseSpec {
   /** Schema of the whole body; null for an empty body (204). */
   schema?: z.ZodType | null;
   contentType?: string;
+  /** The same status in other media types, chosen by the request's Accept (e.g. a PDF or its JSON record). */
+  alternatives?: Record<string, z.ZodType>;
 }
 
 /** A route's contract: the single source for validation and the OpenAPI document. */

@@ -32,7 +32,12 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   certificateTemplateRoutes(api, deps);
   collectionRoutes(api, deps);
   translationRoutes(api, deps);
-  completionRoutes(api, { em });
+  completionRoutes(api, {
+    em,
+    certificates: { ...deps, onEvent: () => deps.relay.kick() },
+    publicUrl: deps.cfg.PUBLIC_URL,
+    answerKeySecret: () => player.keys().answerKeySecret,
+  });
   embedKeyRoutes(api, { em, secrets: () => player.keys().secrets });
   issuedCertificateRoutes(api, deps);
   playerSettingsRoutes(api, { em });

@@ -24,7 +24,7 @@ import {
   type SecretBox,
   type AnonymousLimits,
 } from '@lectern/learner-runs';
-import { issueCertificate, type IssueDeps } from '@lectern/certificates';
+import { issueCertificate, verifyUrl, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
 import { EMBED_STYLE_HASHES, renderEmbedPage, renderErrorPage } from './embed-page.js';
 import { ANY_FRAME_ANCESTOR, newNonce, originOf, setPageHeaders } from '../http/page-security.js';
@@ -101,6 +101,26 @@ function runAuth(deps: PlayerDeps, opts: { query?: boolean } = {}) {
     ctx.state.run = await deps.keys().tokens.verify(token, ctx.params.completionId);
     await next();
   };
+}
+
+/**
+ * A certificate's PDF as a download: private and never cached, named for the learner's disk, with the serial and
+ * its verification page in `Certificate-Serial` and `Certificate-Verify-Url` (exposed to other origins), so a
+ * player can show the verify link beside the download without a second call.
+ */
+export function sendCertificatePdf(
+  ctx: Context,
+  certificate: { serial: string; course_title: string },
+  pdf: Buffer,
+  publicUrl: string,
+): void {
+  ctx.set('Cache-Control', 'private, no-store');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Certificate-Serial', certificate.serial);
+  ctx.set('Certificate-Verify-Url', verifyUrl(publicUrl, certificate.serial));
+  ctx.attachment(certificateFileName(certificate.course_title, certificate.serial));
+  ctx.type = 'application/pdf';
+  ctx.body = pdf;
 }
 
 /** A download name a browser keeps as it is: the course title (path and control characters dropped) and the serial. */
@@ -238,6 +258,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           tokens,
           tracking,
           answerKeySecret,
+          verifyUrl: (serial) => verifyUrl(deps.publicUrl, serial),
           client: {
             origin: ctx.get('origin') || undefined,
             address: ctx.ip,
@@ -339,7 +360,11 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         }),
       }),
       responses: {
-        200: { description: 'The certificate PDF (attachment)', contentType: 'application/pdf' },
+        200: {
+          description:
+            'The certificate PDF (attachment); `Certificate-Serial` and `Certificate-Verify-Url` name the certificate',
+          contentType: 'application/pdf',
+        },
         401: playerErrors[401],
         403: err(
           'forbidden: no certificate for this run: not finished, pass mark not met, anonymous run, or no learner name; `details.reason` says which',
@@ -359,12 +384,8 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
       );
       const { certificate, pdf } = await issueCertificate(deps.certificates, subject);
       // The token may be in the URL: never pass it on, never keep the answer in a shared cache.
-      ctx.set('Cache-Control', 'private, no-store');
       ctx.set('Referrer-Policy', 'no-referrer');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.attachment(certificateFileName(certificate.course_title, certificate.serial));
-      ctx.type = 'application/pdf';
-      ctx.body = pdf;
+      sendCertificatePdf(ctx, certificate, pdf, deps.publicUrl);
     },
   );
 }

@@ -3,6 +3,7 @@
  * with the seal and the QR code in corners, or the freeform positions.
  */
 import { ASSERTED_IDENTITY_NOTE, type CertificatePosition } from '@lectern/contracts';
+import { certificateWording } from '../wording.js';
 import { elementItem, sealItem, withNameRule, type Item } from './elements.js';
 import { drawQr, drawSeal } from './ornaments.js';
 import { CORNER_SIZE, INK, MUTED, cornerSides, set, style, type Box, type Page } from './page.js';
@@ -40,9 +41,12 @@ export function drawFooter(page: Page, x: number, width: number): number {
 export function drawIdentityNote(page: Page, x: number, width: number, below: number): number {
   const { content } = page;
   if (page.input.source !== 'scorm') return 0;
-  const setted = set(page, ASSERTED_IDENTITY_NOTE, style(page.regular, 9, MUTED), {
+  const note = certificateWording(page.input.locale).assertedNote;
+  // The English sentence stays left to right on a right-to-left certificate; a translated one reads its way.
+  const direction = note === ASSERTED_IDENTITY_NOTE ? 'ltr' : page.dir;
+  const setted = set(page, note, style(page.regular, 9, MUTED), {
     width,
-    direction: 'ltr',
+    direction,
     maxLines: 2,
     minSize: 6.5,
   });
@@ -50,7 +54,7 @@ export function drawIdentityNote(page: Page, x: number, width: number, below: nu
     page.doc,
     setted,
     { color: MUTED },
-    { x, y: content.y + content.h - below - setted.height, width, align: 'center', direction: 'ltr' },
+    { x, y: content.y + content.h - below - setted.height, width, align: 'center', direction },
   );
   return setted.height + 8;
 }

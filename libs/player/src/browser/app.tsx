@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { ResolvedTheme } from '../core/theme.js';
 import { Block, type BlockCtx } from './blocks.js';
+import { CertificateDownload } from './certificate.js';
 import type { Session, SessionState } from './session.js';
 
 /** A horizontal touch movement at least this long (CSS px), and mostly horizontal, turns the screen. */
@@ -80,6 +81,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     goToScreen: (id) => session.goToScreen(id),
     result: state.result,
     awaitingResult: state.awaitingResult,
+    certificate: () => <CertificateDownload session={session} result={state.result} lang={course.locale} />,
   };
 
   const openContents = () => dialogRef.current?.showModal();
@@ -177,6 +179,9 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
               <button type="button" class="lp-btn" onClick={() => void session.retake()}>
                 {t.retake}
               </button>
+              {!hasResults && (
+                <CertificateDownload session={session} result={state.result} lang={course.locale} />
+              )}
             </section>
           )}
           {navigation === 'default' && (

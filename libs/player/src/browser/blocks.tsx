@@ -25,6 +25,8 @@ export interface BlockCtx {
   result: RunResult | null;
   /** The finishing move was sent and the score is on its way. */
   awaitingResult: boolean;
+  /** The certificate download (browser/certificate.tsx), which the results block shows; absent in tests of blocks. */
+  certificate?: () => ComponentChildren;
 }
 
 type Props = { b: PlayerBlock; ctx: BlockCtx };
@@ -553,6 +555,7 @@ function Results({ b, ctx }: Props) {
       {title && <h2 class="lp-card-title">{title}</h2>}
       {str(b.text) && <p>{str(b.text)}</p>}
       {status}
+      {ctx.certificate?.()}
     </section>
   );
 }

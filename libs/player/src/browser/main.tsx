@@ -147,7 +147,13 @@ async function boot(): Promise<void> {
     });
   try {
     const run = await open();
-    start(root, run.course, new Session(run.course, { ...run, client, reopen: open }), config.lang);
+    const session = new Session(run.course, {
+      ...run,
+      client,
+      reopen: open,
+      identified: Boolean(config.identity),
+    });
+    start(root, run.course, session, config.lang);
   } catch (err) {
     const detail = err instanceof PlayerApiError ? `${err.status || ''} ${err.message}`.trim() : String(err);
     showError(root, config.lang, detail);

@@ -111,7 +111,8 @@ export function bootScorm(
         },
       });
     open().then(
-      (run) => session.attach({ ...run, client, reopen: open }),
+      // The LMS names its learner; the certificate shows only where the service is reachable (the run opened).
+      (run) => session.attach({ ...run, client, reopen: open, identified: true }),
       (err: unknown) => warn(`tracking run not opened (${err instanceof Error ? err.message : String(err)})`),
     );
   }

@@ -7,6 +7,7 @@
 import { PlayerClient, type OpenedRun } from '../core/client.js';
 import { EventQueue, type KeyValueStore } from '../core/queue.js';
 import type {
+  IssuedCertificateRef,
   EventsResponse,
   Feedback,
   HostMessage,
@@ -52,7 +53,27 @@ export interface LocalRun {
   outgoing(event: PlayerEvent, run: OpenedRun): PlayerEvent;
 }
 
-type AttachedRun = OpenedRun & { client: PlayerClient; reopen: () => Promise<OpenedRun> };
+type AttachedRun = OpenedRun & {
+  client: PlayerClient;
+  reopen: () => Promise<OpenedRun>;
+  /** A named learner (a signed identity, an LMS learner): only they can earn a certificate. */
+  identified?: boolean;
+};
+
+/** What the certificate download needs of the session (browser/certificate.tsx). */
+export interface CertificateRun {
+  client: PlayerClient;
+  completionId: string;
+  /** The run token now (a renewed one after `renew`). */
+  token(): string;
+  /** Re-opens the run for a fresh token (the first one expired). */
+  renew(): Promise<void>;
+  /** Sends what is still queued (the finishing move above all), so the server judges the run as the page does. */
+  settle(): Promise<void>;
+  /** The run's certificate when it is known to be issued (at the open, or by a download of this page). */
+  issued(): IssuedCertificateRef | null;
+  remember(certificate: IssuedCertificateRef): void;
+}
 
 const FLUSH_EVERY_MS = 4000;
 /** Learner time is counted while the page is visible, and an idle tab counts at most this much per flush. */
@@ -113,7 +134,13 @@ export class Session {
       answers: { ...answers },
       submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
       feedback: {},
-      result: local && endedHere ? local.finish(answers, this.attempt) : null,
+      result: local
+        ? endedHere
+          ? local.finish(answers, this.attempt)
+          : null
+        : run?.completion.status === 'completed' && atEnd
+          ? (run.completion.result ?? null)
+          : null,
       finished: local ? endedHere : run?.completion.status === 'completed' && atEnd,
       awaitingResult: false,
       offline: false,
@@ -130,6 +157,8 @@ export class Session {
     if (this.run !== null) return;
     this.run = run;
     this.startRun(run, run.completion.lastScreenId === null);
+    // Redraw: what depends on a tracked run (the certificate download) may show now.
+    this.set({});
     const here = this.state.course.screens[this.state.index];
     if (here && run.completion.lastScreenId !== here.id && this.state.index > 0)
       this.send({ type: 'screen', screenId: here.id }, true);
@@ -325,6 +354,27 @@ export class Session {
       passed: result?.passed ?? null,
       attempt: result?.attempt ?? null,
     });
+  }
+
+  /** The run's certificate download; null without a tracked run of a named learner (preview, anonymous, no LMS). */
+  certificateRun(): CertificateRun | null {
+    const run = this.run;
+    if (run === null || run.identified !== true) return null;
+    return {
+      client: run.client,
+      completionId: run.completion.id,
+      token: () => run.runToken,
+      renew: async () => {
+        run.runToken = (await run.reopen()).runToken;
+      },
+      settle: async () => {
+        await this.queue?.flush(true);
+      },
+      issued: () => run.completion.certificate ?? null,
+      remember: (certificate) => {
+        run.completion.certificate = certificate;
+      },
+    };
   }
 
   dispose(): void {

@@ -4,6 +4,7 @@
  */
 import type { Batch, SendOutcome } from './queue.js';
 import type { CompletionState, EventsResponse, PlayerCourse } from './types.js';
+import { dispositionFileName } from './certificate.js';
 
 export interface FetchInit {
   method: string;
@@ -14,6 +15,17 @@ export interface FetchInit {
 export interface FetchAnswer {
   status: number;
   json(): Promise<unknown>;
+  /** What a binary answer (the certificate PDF) is read with; `fetch`'s answer has both. */
+  headers?: { get(name: string): string | null };
+  blob?(): Promise<Blob>;
+}
+
+/** A certificate as the player saves it: the PDF, its file name, and the serial and verify page it names. */
+export interface CertificateFile {
+  blob: Blob;
+  fileName: string;
+  serial: string | null;
+  verifyUrl: string | null;
 }
 export type FetchLike = (url: string, init: FetchInit) => Promise<FetchAnswer>;
 
@@ -83,6 +95,40 @@ export class PlayerClient {
       headers: { ...json(), authorization: `Bearer ${runToken}` },
       body: '{}',
     });
+  }
+
+  /**
+   * The run's certificate (`GET /runs/:id/certificate`; the first call issues it). A refusal (403 with the
+   * reason, 504 when the render worker is slow) is a `PlayerApiError` carrying the server's message.
+   */
+  async certificate(completionId: string, runToken: string): Promise<CertificateFile> {
+    let answer: FetchAnswer;
+    try {
+      answer = await this.fetch(this.url(`/runs/${encodeURIComponent(completionId)}/certificate`), {
+        method: 'GET',
+        headers: { accept: 'application/pdf', authorization: `Bearer ${runToken}` },
+      });
+    } catch (err) {
+      throw new PlayerApiError(0, 'network', err instanceof Error ? err.message : 'network error');
+    }
+    if (answer.status !== 200 || !answer.blob) {
+      const body = (await answer.json().catch(() => null)) as { error?: string; message?: string } | null;
+      throw new PlayerApiError(
+        answer.status,
+        body?.error ?? 'unknown',
+        body?.message ?? `HTTP ${answer.status}`,
+      );
+    }
+    const header = (name: string) => answer.headers?.get(name) ?? null;
+    const serial = header('certificate-serial');
+    return {
+      blob: await answer.blob(),
+      fileName:
+        dispositionFileName(header('content-disposition')) ??
+        (serial ? `certificate ${serial}.pdf` : 'certificate.pdf'),
+      serial,
+      verifyUrl: header('certificate-verify-url'),
+    };
   }
 
   async sendEvents(

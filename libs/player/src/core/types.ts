@@ -54,6 +54,15 @@ export interface CompletionState {
   progressPercent: number;
   answers?: Record<string, unknown>;
   locale?: string;
+  /** A run finished before: its last result (the open answers it, so a resumed end screen knows it). */
+  result?: RunResult;
+  /** The run's certificate once issued (it stays the learner's whatever a later pass scores). */
+  certificate?: IssuedCertificateRef;
+}
+
+export interface IssuedCertificateRef {
+  serial: string;
+  verifyUrl: string;
 }
 
 /** One learner event as `POST /player/v1/runs/:completionId/events` takes it. */

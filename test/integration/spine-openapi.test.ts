@@ -137,7 +137,7 @@ describe('spine: the OpenAPI document', () => {
         ids.add(op.operationId);
         expect(op.summary, where).to.be.a('string').and.not.equal('');
         expect(Object.keys(op.responses).length, where).to.be.greaterThan(0);
-        if (p.startsWith('/api/v1/') && !/openapi\.json|\/docs$/.test(p)) {
+        if (p.startsWith('/api/v1/') && !/openapi\.json|\/docs(\/assets\/\{name\})?$/.test(p)) {
           expect(op.security, where).to.deep.equal([{ bearer: [] }]);
           for (const status of ['401', '402', '403', '429', '500'])
             expect(op.responses, `${where} documents ${status}`).to.have.property(status);
@@ -185,5 +185,28 @@ describe('spine: the OpenAPI document', () => {
     expect(res.headers.get('content-type')).to.match(/^text\/html/);
     expect(res.text).to.match(/<!doctype html>/i);
     expect(res.text).to.include('openapi.json');
+    // No inline script; the page's scripts are the service's own.
+    expect(res.text).not.to.match(/<script>(?!<)/);
+    expect(res.headers.get('content-security-policy')).to.include("script-src 'self'");
+    expect(res.headers.get('content-security-policy')).to.include("connect-src 'self'");
+  });
+
+  it('the reference scripts are served by the service, compressed, with validators', async () => {
+    const zipped = await fetch(`${app.base}/docs/assets/scalar.js`, {
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    expect(zipped.status).to.equal(200);
+    expect(zipped.headers.get('content-type')).to.match(/^application\/javascript/);
+    const etag = zipped.headers.get('etag')!;
+    expect(etag).to.match(/^"/);
+    const again = await fetch(`${app.base}/docs/assets/scalar.js`, { headers: { 'if-none-match': etag } });
+    expect(again.status).to.equal(304);
+    const init = await call(app.base, 'GET', '/docs/assets/init.js');
+    expect(init.status).to.equal(200);
+    expect(init.text).to.include('createApiReference');
+    for (const name of ['..%2Fpackage.json', 'standalone.js', 'webpack-stats.json']) {
+      const res = await call(app.base, 'GET', `/docs/assets/${name}`);
+      expect(res.status, name).to.equal(404);
+    }
   });
 });

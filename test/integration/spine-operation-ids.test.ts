@@ -80,6 +80,7 @@ const PUBLISHED: Record<string, string> = {
   'GET /metrics': 'getMetrics',
   'GET /api/v1/openapi.json': 'getOpenApiDocument',
   'GET /api/v1/docs': 'getApiReference',
+  'GET /api/v1/docs/assets/{name}': 'getApiReferenceAsset',
   'POST /mcp': 'sendMcpMessage',
   'GET /verify/{serial}': 'verifyCertificate',
   'GET /verify/{serial}/credential.json': 'getCertificateCredential',

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiRouter } from './http/router.js';
 import { errorMiddleware } from './http/errors.js';
 import { uriLimit } from './http/uri-limit.js';
-import { baselineHeaders } from './http/page-security.js';
+import { baselineHeaders, originOf } from './http/page-security.js';
 import { authMiddleware } from './http/auth.js';
 import { buildOpenApi } from './http/openapi.js';
 import { registerApiRoutes } from './routes/index.js';
@@ -116,7 +116,7 @@ export function buildApp(deps: RouteDeps): BuiltApp {
   const openapi = () => buildOpenApi(routers, { serverUrl: cfg.PUBLIC_URL, version: VERSION });
   healthRoutes(pub, deps);
   metricsRoutes(pub, deps);
-  docsRoutes(pub, { prefix: API_PREFIX, document: openapi });
+  docsRoutes(pub, { prefix: API_PREFIX, document: openapi, publicOrigin: originOf(cfg.PUBLIC_URL) });
   verifyRoutes(pub, deps);
   credentialRoutes(pub, deps);
   const assets = lazyPlayerAssets(log, cfg.PLAYER_ASSETS_DIR);

@@ -156,28 +156,3 @@ export function buildOpenApi(routers: ApiRouter[], opts: { serverUrl: string; ve
     paths,
   };
 }
-
-export const DOCS_HTML = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Lectern API</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fafafa}
-main{max-width:980px;margin:0 auto;padding:24px}
-h1{margin:0 0 8px}.op{background:#fff;border:1px solid #e3e6ea;border-radius:8px;margin:10px 0;padding:10px 14px}
-.m{display:inline-block;min-width:64px;font-weight:700;text-transform:uppercase;font-family:monospace}
-.get{color:#1a7f37}.post{color:#0969da}.patch{color:#9a6700}.delete{color:#cf222e}.put{color:#8250df}
-code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:320px}
-details summary{cursor:pointer}h2{margin-top:28px;border-bottom:1px solid #ddd}
-</style></head><body><main><h1>Lectern API</h1>
-<p>Machine-readable: <a href="openapi.json">openapi.json</a> (OpenAPI 3.1). Authenticate with <code>Authorization: Bearer lk_…</code>.</p>
-<div id="ops">Loading…</div></main>
-<script>
-fetch('openapi.json').then(r=>r.json()).then(doc=>{
-  const byTag={};
-  for(const [p,ops] of Object.entries(doc.paths)) for(const [m,op] of Object.entries(ops)) (byTag[op.tags[0]]??=[]).push({p,m,op});
-  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-  document.getElementById('ops').innerHTML=Object.entries(byTag).map(([t,list])=>'<h2>'+esc(t)+'</h2>'+list.map(({p,m,op})=>
-    '<div class="op"><span class="m '+m+'">'+m+'</span> <code>'+esc(p)+'</code> — '+esc(op.summary)+
-    '<details><summary>contract</summary><pre>'+esc(JSON.stringify({parameters:op.parameters,requestBody:op.requestBody,responses:op.responses},null,2))+'</pre></details></div>').join('')).join('');
-});
-</script></body></html>`;

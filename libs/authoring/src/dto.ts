@@ -34,6 +34,7 @@ export function courseDto(row: CourseRow): CourseDto {
       row.passingScore === null || row.passingScore === undefined ? null : Number(row.passingScore),
     quizFeedback: row.quizFeedback,
     navigation: row.navigation,
+    completion: row.completion ?? 'free',
     contentHash: row.contentHash,
     createdAt: iso(row.createdAt)!,
     updatedAt: iso(row.updatedAt)!,

@@ -199,6 +199,10 @@ export const PlayerCourse = z
     locale: z.string().meta({ description: 'The locale served: the requested translation, else the source' }),
     quizFeedback: z.enum(['deferred', 'immediate']),
     navigation: z.enum(['default', 'hidden']),
+    completion: z.enum(['free', 'sequential']).meta({
+      description:
+        "`sequential`: screens in order, a screen's graded blocks answered before the next (a batch that jumps ahead is refused: 409 `conflict`, reason `out_of_order` or `unanswered`)",
+    }),
     passingScore: z.number().nullable(),
     contentHash: z.string().meta({ description: 'Fingerprint of the material served (in this locale)' }),
     theme: PlayerTheme.nullable(),

@@ -34,6 +34,7 @@ interface PublishedRow {
   passing_score: string | null;
   quiz_feedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  completion: 'free' | 'sequential';
   plan: WorkspaceAccess['plan'];
   billing_status: WorkspaceAccess['billingStatus'];
   grace_until: Date | null;
@@ -61,7 +62,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
   const [r] = await boundQuery<PublishedRow>(
     em,
     `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.updated_at::text as updated_at, c.direction, c.locale, c.passing_score, c.quiz_feedback,
-            c.navigation, w.plan, w.billing_status, w.grace_until,
+            c.navigation, c.completion, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
             array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales,
@@ -84,6 +85,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       passingScore: r.passing_score === null ? null : Number(r.passing_score),
       quizFeedback: r.quiz_feedback,
       navigation: r.navigation,
+      completion: r.completion,
       version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {

@@ -1,4 +1,4 @@
-import { invalid, type Issue } from '@lectern/errors';
+import { AppError, invalid, type Issue } from '@lectern/errors';
 import { gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, EventPayload } from '@lectern/contracts';
 import { round2, screenPercent, type CourseIndex, type RunMaterial } from './served.js';
@@ -36,6 +36,8 @@ export interface RunSnapshot {
     title: string;
     passingScore: number | null;
     quizFeedback: 'deferred' | 'immediate';
+    /** Absent: `free`. */
+    completion?: 'free' | 'sequential';
   };
   identity: IdentityRef | null;
 }
@@ -148,6 +150,44 @@ export function judgePass(
   return { answers: verdicts, correct, percent, passed };
 }
 
+/** The furthest screen reached in the pass (its progress is that screen's percentage); -1 before the first. */
+export function furthestScreen(progress: number, total: number): number {
+  let furthest = -1;
+  while (furthest + 1 < total && screenPercent(furthest + 1, total) <= progress) furthest++;
+  return furthest;
+}
+
+/**
+ * The rule of a `sequential` course (docs/player-api.md "Completion rules"): the learner moves past the furthest
+ * screen reached one screen at a time, and only once every graded block of the screens before is answered (in
+ * the run or earlier in the same batch). A batch that breaks it is refused whole (409): nothing of it counts, so
+ * a jump to the last screen never finishes the run.
+ */
+function checkInOrder(
+  source: CourseIndex,
+  answers: Record<string, unknown>,
+  index: number,
+  furthest: number,
+): void {
+  if (index > furthest + 1) {
+    const next = source.screens[furthest + 1];
+    throw new AppError(
+      'conflict',
+      `This course is taken in order: screen "${source.screens[index].id}" comes after screen "${next.id}", which the learner has not reached yet`,
+      { details: { reason: 'out_of_order', screenId: source.screens[index].id, nextScreenId: next.id } },
+    );
+  }
+  const missing = source.graded.filter(
+    (id) => source.screenIndex.get(source.blocks.get(id)!.screen.id)! < index && !Object.hasOwn(answers, id),
+  );
+  if (missing.length)
+    throw new AppError(
+      'conflict',
+      `This course is taken in order: answer the graded blocks of the earlier screens first (${missing.join(', ')})`,
+      { details: { reason: 'unanswered', screenId: source.screens[index].id, blockIds: missing } },
+    );
+}
+
 /**
  * Applies a batch (already checked with `checkEvents` against `material.source`) to a run. A screen moves the
  * position (an event each time it changes) and, during an open pass, the progress; arriving at the last screen
@@ -173,6 +213,8 @@ export function applyEvents(
   let claimed = 0;
   const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
   const total = source.screens.length;
+  const sequential = passOpen && course.completion === 'sequential';
+  let furthest = sequential ? furthestScreen(progress, total) : -1;
 
   for (const e of batch.events) {
     if (e.type === 'time') {
@@ -180,6 +222,10 @@ export function applyEvents(
     } else if (e.type === 'screen') {
       if (e.screenId === lastScreenId) continue;
       const index = source.screenIndex.get(e.screenId)!;
+      if (sequential && index > furthest) {
+        checkInOrder(source, answers, index, furthest);
+        furthest = index;
+      }
       const percent = screenPercent(index, total);
       lastScreenId = e.screenId;
       events.push({

@@ -52,6 +52,8 @@ export interface CourseRow {
   passingScore: number | null;
   quizFeedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  /** Absent: `free`. */
+  completion?: 'free' | 'sequential';
   /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
   version?: string;
 }

@@ -50,6 +50,13 @@ export const CHROME_KEYS = [
   'yourPoint',
   'opensNewTab',
   'calculating',
+  'locked',
+  'visited',
+  'screenComplete',
+  'answerFirst',
+  'unsubmitted',
+  'checkNow',
+  'leaveAnyway',
 ] as const;
 export type ChromeKey = (typeof CHROME_KEYS)[number];
 export type ChromeStrings = Record<ChromeKey, string>;
@@ -101,6 +108,13 @@ const en: ChromeStrings = {
   yourPoint: 'Your point',
   opensNewTab: '(opens in a new tab)',
   calculating: 'Working out your result…',
+  locked: 'locked',
+  visited: 'visited',
+  screenComplete: 'complete',
+  answerFirst: 'Answer the questions on this screen to continue.',
+  unsubmitted: 'You chose an answer but have not checked it yet.',
+  checkNow: 'Check my answer',
+  leaveAnyway: 'Continue without it',
 };
 
 const es: ChromeStrings = {
@@ -150,6 +164,13 @@ const es: ChromeStrings = {
   yourPoint: 'Tu punto',
   opensNewTab: '(se abre en una pestaña nueva)',
   calculating: 'Calculando tu resultado…',
+  locked: 'bloqueada',
+  visited: 'visitada',
+  screenComplete: 'completada',
+  answerFirst: 'Responde a las preguntas de esta pantalla para continuar.',
+  unsubmitted: 'Elegiste una respuesta pero aún no la has comprobado.',
+  checkNow: 'Comprobar mi respuesta',
+  leaveAnyway: 'Continuar sin ella',
 };
 
 const fr: ChromeStrings = {
@@ -200,6 +221,13 @@ const fr: ChromeStrings = {
   yourPoint: 'Votre point',
   opensNewTab: '(s’ouvre dans un nouvel onglet)',
   calculating: 'Calcul de votre résultat…',
+  locked: 'verrouillé',
+  visited: 'consulté',
+  screenComplete: 'terminé',
+  answerFirst: 'Répondez aux questions de cet écran pour continuer.',
+  unsubmitted: 'Vous avez choisi une réponse sans la vérifier.',
+  checkNow: 'Vérifier ma réponse',
+  leaveAnyway: 'Continuer sans elle',
 };
 
 const de: ChromeStrings = {
@@ -250,6 +278,13 @@ const de: ChromeStrings = {
   yourPoint: 'Ihr Punkt',
   opensNewTab: '(öffnet in neuem Tab)',
   calculating: 'Ihr Ergebnis wird berechnet…',
+  locked: 'gesperrt',
+  visited: 'besucht',
+  screenComplete: 'abgeschlossen',
+  answerFirst: 'Beantworten Sie die Fragen auf dieser Seite, um fortzufahren.',
+  unsubmitted: 'Sie haben eine Antwort gewählt, aber noch nicht geprüft.',
+  checkNow: 'Antwort prüfen',
+  leaveAnyway: 'Ohne sie weiter',
 };
 
 const pt: ChromeStrings = {
@@ -299,6 +334,13 @@ const pt: ChromeStrings = {
   yourPoint: 'O seu ponto',
   opensNewTab: '(abre num novo separador)',
   calculating: 'A calcular o seu resultado…',
+  locked: 'bloqueado',
+  visited: 'visitado',
+  screenComplete: 'concluído',
+  answerFirst: 'Responda às perguntas deste ecrã para continuar.',
+  unsubmitted: 'Escolheu uma resposta mas ainda não a verificou.',
+  checkNow: 'Verificar a resposta',
+  leaveAnyway: 'Continuar sem ela',
 };
 
 const ar: ChromeStrings = {
@@ -348,6 +390,13 @@ const ar: ChromeStrings = {
   yourPoint: 'نقطتك',
   opensNewTab: '(يفتح في علامة تبويب جديدة)',
   calculating: 'جارٍ حساب نتيجتك…',
+  locked: 'مقفلة',
+  visited: 'تمت زيارتها',
+  screenComplete: 'مكتملة',
+  answerFirst: 'أجب عن أسئلة هذه الشاشة للمتابعة.',
+  unsubmitted: 'اخترت إجابة لكنك لم تتحقق منها بعد.',
+  checkNow: 'تحقق من إجابتي',
+  leaveAnyway: 'المتابعة من دونها',
 };
 
 const he: ChromeStrings = {
@@ -397,6 +446,13 @@ const he: ChromeStrings = {
   yourPoint: 'הנקודה שלך',
   opensNewTab: '(נפתח בכרטיסייה חדשה)',
   calculating: 'מחשבים את התוצאה…',
+  locked: 'נעול',
+  visited: 'נצפה',
+  screenComplete: 'הושלם',
+  answerFirst: 'ענו על השאלות במסך זה כדי להמשיך.',
+  unsubmitted: 'בחרתם תשובה אך עדיין לא בדקתם אותה.',
+  checkNow: 'בדיקת התשובה',
+  leaveAnyway: 'להמשיך בלעדיה',
 };
 
 const ja: ChromeStrings = {
@@ -446,6 +502,13 @@ const ja: ChromeStrings = {
   yourPoint: '選んだ位置',
   opensNewTab: '(新しいタブで開きます)',
   calculating: '結果を計算しています…',
+  locked: 'ロック中',
+  visited: '表示済み',
+  screenComplete: '完了',
+  answerFirst: '続けるには、この画面の質問に答えてください。',
+  unsubmitted: '回答を選びましたが、まだ確認していません。',
+  checkNow: '回答を確認する',
+  leaveAnyway: '確認せずに進む',
 };
 
 const zh: ChromeStrings = {
@@ -495,6 +558,13 @@ const zh: ChromeStrings = {
   yourPoint: '您选择的位置',
   opensNewTab: '(在新标签页中打开)',
   calculating: '正在计算您的结果…',
+  locked: '已锁定',
+  visited: '已查看',
+  screenComplete: '已完成',
+  answerFirst: '请回答本页的问题后继续。',
+  unsubmitted: '您已选择答案，但尚未检查。',
+  checkNow: '检查我的答案',
+  leaveAnyway: '不检查，继续',
 };
 
 export const CHROME_STRINGS: Record<string, ChromeStrings> = { en, es, fr, de, pt, ar, he, ja, zh };

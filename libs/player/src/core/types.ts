@@ -39,6 +39,8 @@ export interface PlayerCourse {
   locale?: string;
   quizFeedback?: 'immediate' | 'deferred';
   navigation?: 'default' | 'hidden';
+  /** `sequential`: screens in order, graded blocks answered before moving past them (absent: `free`). */
+  completion?: 'free' | 'sequential';
   passingScore?: number | null;
   contentHash?: string;
   theme?: PlayerTheme | null;

@@ -12,7 +12,18 @@ interface BatchData {
     progressPercent: number;
     lastScreenId: string | null;
   };
-  result?: { score: number | null; passed: boolean | null; attempt: number };
+  feedback?: { blockId: string; correct: boolean; explanation?: string; outcome?: string }[];
+  result?: { score: number | null; passed: boolean | null; attempt: number; review?: ReviewItem[] };
+}
+
+interface ReviewItem {
+  blockId: string;
+  screenId: string;
+  correct: boolean;
+  answer?: unknown;
+  correctAnswer?: unknown;
+  explanation?: string;
+  outcome?: string;
 }
 
 describe('completion rules: a sequential course is taken in order, on the server too (issue 19)', () => {
@@ -26,9 +37,12 @@ describe('completion rules: a sequential course is taken in order, on the server
   after(async () => app?.close());
   const em = () => app.rt.orm.em.fork();
 
-  async function run(completion?: 'free' | 'sequential') {
+  async function run(completion?: 'free' | 'sequential', course: Record<string, unknown> = {}) {
     const ws = await makeWorkspace(em(), 'scale');
-    const courseId = await publishedCourse(app.base, ws.key, completion ? { completion } : {});
+    const courseId = await publishedCourse(app.base, ws.key, {
+      ...(completion ? { completion } : {}),
+      ...course,
+    });
     const opened = await player<OpenRunResult>('POST', '/runs', {
       body: { courseId, anonymousId: anonymousId(++n) },
     });
@@ -134,7 +148,7 @@ describe('completion rules: a sequential course is taken in order, on the server
         { type: 'screen', screenId: 's3' },
       ]);
       expect(done.status, done.text).to.equal(200);
-      expect(done.body.data.result).to.deep.equal({ score: 50, passed: null, attempt: 1 });
+      expect(done.body.data.result).to.deep.include({ score: 50, passed: null, attempt: 1 });
       expect(await t.completed()).to.have.length(1);
     });
 
@@ -174,7 +188,7 @@ describe('completion rules: a sequential course is taken in order, on the server
       const t = await run();
       const res = await t.send([{ type: 'screen', screenId: 's3' }]);
       expect(res.status, res.text).to.equal(200);
-      expect(res.body.data.result).to.deep.equal({ score: 0, passed: null, attempt: 1 });
+      expect(res.body.data.result).to.deep.include({ score: 0, passed: null, attempt: 1 });
     });
 
     it('switching a course to sequential applies to runs under way from their furthest screen', async () => {
@@ -187,6 +201,126 @@ describe('completion rules: a sequential course is taken in order, on the server
       const res = await t.send([{ type: 'screen', screenId: 's3' }]);
       expect(res.status, res.text).to.equal(409);
       expect((res.body as unknown as { blockIds: string[] }).blockIds).to.deep.equal(['q1', 'q2']);
+    });
+  });
+
+  describe('the review at the finish, and what it never gives away', () => {
+    it('lists every graded question with right/wrong, the answer and the explanation; no correct answers by default', async () => {
+      const t = await run();
+      const mid = await t.send([
+        { type: 'screen', screenId: 's1' },
+        { type: 'answer', blockId: 'q1', answer: 'b' },
+        { type: 'screen', screenId: 's2' },
+      ]);
+      expect(mid.status, mid.text).to.equal(200);
+      // Before the finish: no review, no verdict, nothing of the answer key.
+      expect(mid.body.data).to.not.have.property('result');
+      expect(mid.body.data).to.not.have.property('feedback');
+      expect(mid.text).to.not.match(/correctAnswer|review|A is right/);
+      const batchId = 'finish-1';
+      const fin = await t.send([{ type: 'screen', screenId: 's3' }], batchId);
+      expect(fin.status, fin.text).to.equal(200);
+      expect(fin.body.data.result?.review).to.deep.equal([
+        { blockId: 'q1', screenId: 's1', correct: false, answer: 'b', explanation: 'A is right' },
+        { blockId: 'q2', screenId: 's2', correct: false },
+      ]);
+      expect(fin.text).to.not.include('correctAnswer');
+      // The same batch again answers the same, and a review-time batch after the finish adds no review.
+      const again = await t.send([{ type: 'screen', screenId: 's3' }], batchId);
+      expect(again.body.data).to.deep.equal(fin.body.data);
+      const later = await t.send([{ type: 'screen', screenId: 's1' }]);
+      expect(later.text).to.not.match(/correctAnswer|review/);
+      // The course as the player gets it still has no answer keys.
+      const opened = await player('POST', '/runs', {
+        body: { courseId: t.courseId, anonymousId: anonymousId(++n) },
+      });
+      expect(opened.text).to.not.match(/"correct"|A is right/);
+    });
+
+    it('adds the correct answers only when the author shows them, and only at the finish', async () => {
+      const t = await run(undefined, { review: { showCorrectAnswers: true } });
+      expect(
+        (await t.req<{ review: unknown }>('GET', `/courses/${t.courseId}`)).body.data.review,
+      ).to.deep.equal({
+        showCorrectAnswers: true,
+      });
+      const mid = await t.send([
+        { type: 'screen', screenId: 's1' },
+        { type: 'answer', blockId: 'q1', answer: 'a' },
+      ]);
+      expect(mid.text).to.not.include('correctAnswer');
+      const fin = await t.send([
+        { type: 'screen', screenId: 's2' },
+        { type: 'answer', blockId: 'q2', answer: false },
+        { type: 'screen', screenId: 's3' },
+      ]);
+      expect(fin.body.data.result?.review).to.deep.equal([
+        {
+          blockId: 'q1',
+          screenId: 's1',
+          correct: true,
+          answer: 'a',
+          correctAnswer: 'a',
+          explanation: 'A is right',
+        },
+        { blockId: 'q2', screenId: 's2', correct: false, answer: false, correctAnswer: true },
+      ]);
+      // Switched off again: the next finish (after a retake) shows none.
+      expect(
+        (await t.req('PATCH', `/courses/${t.courseId}`, { review: { showCorrectAnswers: false } })).status,
+      ).to.equal(200);
+      await player('POST', `/runs/${t.run.completion.id}/retake`, { token: t.run.runToken });
+      const second = await t.send(quizFinishEvents());
+      expect(second.body.data.result?.attempt).to.equal(2);
+      expect(second.text).to.not.include('correctAnswer');
+    });
+
+    it('refuses a malformed review setting with a 400 and changes nothing', async () => {
+      const ws = await makeWorkspace(em(), 'scale');
+      const req = api(app.base, ws.key);
+      expectIssue(await req('POST', '/courses', { title: 'x', review: { showCorrectAnswers: 'yes' } }), [
+        'review',
+        'showCorrectAnswers',
+      ]);
+      for (const bad of [true, 'all', [], null, { showCorrectAnswers: true, answersToo: true }]) {
+        const res = await req('POST', '/courses', { title: 'x', review: bad });
+        expect(res.status, res.text).to.equal(400);
+        expect(res.body.error).to.equal('invalid_request');
+      }
+      expect((await req<unknown[]>('GET', '/courses')).body.data).to.have.length(0);
+    });
+
+    it('immediate feedback on a scenario carries the chosen outcome; the review does too', async () => {
+      const screens = [
+        {
+          id: 'a',
+          title: 'Call',
+          blocks: [
+            {
+              id: 'sc',
+              type: 'scenario',
+              situation: 'A fire alarm rings.',
+              choices: [
+                { id: 'go', text: 'Leave', correct: true, outcome: 'You reach the assembly point.' },
+                { id: 'stay', text: 'Stay', outcome: 'Smoke fills the room.' },
+              ],
+            },
+          ],
+        },
+        { id: 'z', title: 'End', blocks: [{ id: 'e', type: 'text', text: 'Bye' }] },
+      ];
+      const t = await run(undefined, { screens, quizFeedback: 'immediate' });
+      const res = await t.send([
+        { type: 'screen', screenId: 'a' },
+        { type: 'answer', blockId: 'sc', answer: 'stay' },
+      ]);
+      expect(res.body.data.feedback).to.deep.equal([
+        { blockId: 'sc', correct: false, outcome: 'Smoke fills the room.' },
+      ]);
+      const fin = await t.send([{ type: 'screen', screenId: 'z' }]);
+      expect(fin.body.data.result?.review).to.deep.equal([
+        { blockId: 'sc', screenId: 'a', correct: false, answer: 'stay', outcome: 'Smoke fills the room.' },
+      ]);
     });
   });
 });

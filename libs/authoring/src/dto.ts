@@ -35,6 +35,7 @@ export function courseDto(row: CourseRow): CourseDto {
     quizFeedback: row.quizFeedback,
     navigation: row.navigation,
     completion: row.completion ?? 'free',
+    review: { showCorrectAnswers: row.reviewShowCorrectAnswers ?? false },
     contentHash: row.contentHash,
     createdAt: iso(row.createdAt)!,
     updatedAt: iso(row.updatedAt)!,

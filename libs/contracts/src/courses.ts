@@ -111,6 +111,14 @@ export const CreateCourse = z
     passingScore: PassingScore.optional(),
     quizFeedback: enumOf(QUIZ_FEEDBACK).optional(),
     navigation: enumOf(COURSE_NAVIGATION).optional(),
+    review: z
+      .object({ showCorrectAnswers: z.boolean({ error: 'must be true or false' }) })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review").',
+      }),
     completion: enumOf(COURSE_COMPLETION).optional().meta({
       description:
         '`free` (default): any screen in any order. `sequential`: screens in order, each screen\'s graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").',
@@ -135,6 +143,14 @@ export const UpdateCourse = z
     passingScore: PassingScore.optional(),
     quizFeedback: enumOf(QUIZ_FEEDBACK).optional(),
     navigation: enumOf(COURSE_NAVIGATION).optional(),
+    review: z
+      .object({ showCorrectAnswers: z.boolean({ error: 'must be true or false' }) })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review").',
+      }),
     completion: enumOf(COURSE_COMPLETION).optional().meta({
       description:
         '`free` (default): any screen in any order. `sequential`: screens in order, each screen\'s graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").',
@@ -165,6 +181,7 @@ export const Course = z
     quizFeedback: z.enum(QUIZ_FEEDBACK),
     navigation: z.enum(COURSE_NAVIGATION),
     completion: z.enum(COURSE_COMPLETION),
+    review: z.object({ showCorrectAnswers: z.boolean() }),
     contentHash: z
       .string()
       .meta({ description: 'Fingerprint of the material a learner is shown (docs/blocks.md)' }),

@@ -259,12 +259,30 @@ export const AnswerFeedback = z.object({
   blockId: z.string(),
   correct: z.boolean(),
   explanation: z.string().optional(),
+  outcome: z.string().optional().meta({ description: 'A scenario: the outcome text of the chosen choice' }),
+});
+
+export const ReviewItem = z.object({
+  blockId: z.string(),
+  screenId: z.string(),
+  correct: z.boolean(),
+  answer: z.unknown().optional().meta({ description: "The learner's answer; absent when unanswered" }),
+  correctAnswer: z.unknown().optional().meta({
+    description:
+      'A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots)',
+  }),
+  explanation: z.string().optional(),
+  outcome: z.string().optional(),
 });
 
 export const RunResult = z.object({
   score: z.number().nullable(),
   passed: z.boolean().nullable(),
   attempt: z.number().int(),
+  review: z.array(ReviewItem).optional().meta({
+    description:
+      'Every graded question of the finished pass in course order: right or wrong, the learner\'s answer, the explanation, and the correct answer when the course shows them (docs/player-api.md "Review")',
+  }),
 });
 
 export const EventBatchResult = z

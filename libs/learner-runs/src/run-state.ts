@@ -1,5 +1,5 @@
 import { AppError, invalid, type Issue } from '@lectern/errors';
-import { gradeAnswer } from '@lectern/courses';
+import { correctAnswer, feedbackFor, gradeAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, EventPayload } from '@lectern/contracts';
 import { round2, screenPercent, type CourseIndex, type RunMaterial } from './served.js';
 import type { IdentityRef } from './completions.js';
@@ -38,6 +38,8 @@ export interface RunSnapshot {
     quizFeedback: 'deferred' | 'immediate';
     /** Absent: `free`. */
     completion?: 'free' | 'sequential';
+    /** The review after the finish carries the correct answers (absent: false). */
+    reviewShowCorrectAnswers?: boolean;
   };
   identity: IdentityRef | null;
 }
@@ -188,6 +190,38 @@ function checkInOrder(
     );
 }
 
+type ReviewItem = NonNullable<NonNullable<EventBatchResultDto['result']>['review']>[number];
+
+/**
+ * The review of a finished pass (docs/player-api.md "Review"): each graded block in course order, right or wrong,
+ * the learner's answer, the explanation and a scenario's outcome; the correct answer only when the author shows
+ * them. Built only at the finish, so nothing of the answer keys leaves the server while the pass is open.
+ */
+function reviewOf(
+  served: CourseIndex,
+  answers: Record<string, unknown>,
+  v: Verdicts,
+  showCorrect: boolean,
+  secret: string,
+): ReviewItem[] {
+  return v.answers.map(({ blockId, correct }) => {
+    const at = served.blocks.get(blockId)!;
+    const answered = Object.hasOwn(answers, blockId);
+    const fb = answered ? feedbackFor(at.block.raw, answers[blockId], { secret }) : null;
+    const explanation = typeof at.block.raw.explanation === 'string' ? at.block.raw.explanation.trim() : '';
+    const right = showCorrect ? correctAnswer(at.block.raw, { secret }) : undefined;
+    return {
+      blockId,
+      screenId: at.screen.id,
+      correct,
+      ...(answered ? { answer: answers[blockId] } : {}),
+      ...(right !== undefined ? { correctAnswer: right } : {}),
+      ...(explanation ? { explanation: at.block.raw.explanation as string } : {}),
+      ...(fb?.outcome?.trim() ? { outcome: fb.outcome } : {}),
+    };
+  });
+}
+
 /**
  * Applies a batch (already checked with `checkEvents` against `material.source`) to a run. A screen moves the
  * position (an event each time it changes) and, during an open pass, the progress; arriving at the last screen
@@ -258,11 +292,13 @@ export function applyEvents(
         },
       });
       if (course.quizFeedback === 'immediate') {
-        const explanation = at.block.raw.explanation;
+        // The explanation and, for a scenario, the chosen choice's outcome (served locale).
+        const { explanation, outcome } = feedbackFor(at.block.raw, e.answer, { secret: opts.secret });
         feedback.push({
           blockId: e.blockId,
           correct,
-          ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
+          ...(explanation?.trim() ? { explanation } : {}),
+          ...(outcome?.trim() ? { outcome } : {}),
         });
       }
     }
@@ -273,6 +309,7 @@ export function applyEvents(
   let status = run.status;
   let attempt = run.attempt;
   let finish: RunFinish | null = null;
+  let review: ReviewItem[] = [];
   if (reachedEnd) {
     const v = judgePass(served, answers, course.passingScore, opts.secret);
     const startedAt = new Date(run.passStartedAt).toISOString();
@@ -296,6 +333,7 @@ export function applyEvents(
         timeSpentSeconds: passTimeSeconds,
       },
     });
+    review = reviewOf(served, answers, v, course.reviewShowCorrectAnswers === true, opts.secret);
     finish = {
       attempt: run.pass,
       score: v.percent,
@@ -308,7 +346,9 @@ export function applyEvents(
   const response: EventBatchResultDto = {
     completion: { status, attempt, progressPercent: progress, lastScreenId },
     ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
-    ...(finish ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt } } : {}),
+    ...(finish
+      ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt, review } }
+      : {}),
   };
   return {
     status,

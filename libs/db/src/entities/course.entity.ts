@@ -14,7 +14,7 @@ export type CourseCompletion = (typeof COURSE_COMPLETION)[number];
 
 export interface Course {
   /** Written by the database's defaults on insert; only a tracking-secret rotation changes them. */
-  [OptionalProps]?: 'trackingVersion' | 'trackingRotatedAt' | 'completion';
+  [OptionalProps]?: 'trackingVersion' | 'trackingRotatedAt' | 'completion' | 'reviewShowCorrectAnswers';
   id: string;
   workspaceId: string;
   title: string;
@@ -35,6 +35,8 @@ export interface Course {
   navigation: CourseNavigation;
   /** `free`: screens in any order; `sequential`: in order, graded blocks answered first (docs/authoring.md). */
   completion: CourseCompletion;
+  /** The review after a finished run shows the correct answers (docs/authoring.md "Review"). */
+  reviewShowCorrectAnswers: boolean;
   /** libs/courses `contentHash` of title, screens, direction and locale; kept in step on every write. */
   contentHash: string;
   /** Version of the tracking secret: tracking tokens of another version are refused (docs/scorm.md "Tracking"). */
@@ -88,6 +90,7 @@ export const CourseSchema = new EntitySchema<Course>({
     quizFeedback: { ...oneOf(QUIZ_FEEDBACK), fieldName: 'quiz_feedback', default: 'deferred' },
     navigation: { ...oneOf(COURSE_NAVIGATION), default: 'default' },
     completion: { ...oneOf(COURSE_COMPLETION), default: 'free' },
+    reviewShowCorrectAnswers: { type: 'boolean', fieldName: 'review_show_correct_answers', default: false },
     contentHash: { ...text, fieldName: 'content_hash' },
     trackingVersion: { type: 'integer', fieldName: 'tracking_version', default: 1 },
     trackingRotatedAt: { ...timestamptz, nullable: true, fieldName: 'tracking_rotated_at' },

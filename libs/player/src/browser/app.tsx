@@ -249,7 +249,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
         </button>
       </dialog>
       <dialog
-        class="lp-dialog lp-confirm"
+        class="lp-confirm"
         ref={confirmRef}
         aria-labelledby="lp-confirm-title"
         onClose={() => session.dismissConfirm()}

@@ -271,4 +271,87 @@ describe('player: completion rules and answers never lost (Chromium)', function 
       await context.close();
     }
   });
+
+  it('deferred review at the end: right/wrong, the answer, the correct one when shown, the explanation', async () => {
+    const courseId = await publishedCourse(app.base, ws.key, {
+      title: 'Review',
+      review: { showCorrectAnswers: true },
+    });
+    const context = await learnerContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(await embedUrl(courseId, 'review'));
+      await waitReady(page);
+      await heading(page, 'Welcome');
+      await page.locator('input[name="q1:o"][value="b"]').check();
+      await cont(page);
+      await heading(page, 'Middle');
+      // The poll says Vote, not Check answer.
+      expect(await page.locator('form:has(input[name="p1:p"]) button[type="submit"]').innerText()).to.equal(
+        en.vote,
+      );
+      await page.locator('input[name="q2:tf"][value="true"]').check();
+      await cont(page);
+      await heading(page, 'Done');
+      const review = page.locator('.lp-review');
+      await review.waitFor();
+      const q1 = review.locator('[data-block="q1"]');
+      expect(await q1.innerText()).to.include(en.incorrect);
+      expect(await q1.innerText()).to.include('Your answer: B');
+      expect(await q1.innerText()).to.include('Correct answer: A');
+      expect(await q1.innerText()).to.include('A is right');
+      const q2 = review.locator('[data-block="q2"]');
+      expect(await q2.innerText()).to.include(en.correct);
+      expect(await q2.innerText()).to.include(`Your answer: ${en.true}`);
+      expect(await q2.innerText()).to.not.include('Correct answer');
+      expect(await seriousAxeViolations(page)).to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a timed question’s Try again restarts the timer', async () => {
+    const screens = [
+      {
+        id: 't1',
+        title: 'Quick',
+        blocks: [
+          {
+            id: 'tq',
+            type: 'timed_question',
+            question: 'Fast?',
+            seconds: 5,
+            options: [
+              { id: 'y', text: 'Yes', correct: true },
+              { id: 'n', text: 'No' },
+            ],
+          },
+        ],
+      },
+      { id: 't2', title: 'End', blocks: [{ id: 'e', type: 'text', text: 'Bye' }] },
+    ];
+    const courseId = await publishedCourse(app.base, ws.key, {
+      title: 'Timed',
+      screens,
+      quizFeedback: 'immediate',
+    });
+    const context = await learnerContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(await embedUrl(courseId, 'timed'));
+      await waitReady(page);
+      await heading(page, 'Quick');
+      await page.getByRole('button', { name: en.start }).click();
+      // Let it run out.
+      await page.locator('.lp-timed > .lp-bad').getByText(en.timeUp).waitFor({ timeout: 20_000 });
+      await page.getByRole('button', { name: en.tryAgain }).click();
+      // A fresh timer: the question is open and can be answered.
+      await page.locator('.lp-timer').waitFor();
+      await page.locator('input[name="tq:o"][value="y"]').check();
+      await page.locator('form:has(input[name="tq:o"]) button[type="submit"]').click();
+      await page.locator('form:has(input[name="tq:o"]) .lp-good').waitFor();
+    } finally {
+      await context.close();
+    }
+  });
 });

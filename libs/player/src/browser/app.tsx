@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { ResolvedTheme } from '../core/theme.js';
 import { Block, type BlockCtx } from './blocks.js';
+import { Review } from './review.js';
 import type { Session, SessionState } from './session.js';
 
 /** A horizontal touch movement at least this long (CSS px), and mostly horizontal, turns the screen. */
@@ -206,9 +207,12 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
                   {state.result.passed !== null && ` · ${state.result.passed ? t.passed : t.notPassed}`}
                 </p>
               )}
-              <button type="button" class="lp-btn" onClick={() => void session.retake()}>
-                {t.retake}
-              </button>
+              {state.result?.review && <Review items={state.result.review} course={course} t={t} />}
+              <div class="lp-end-actions">
+                <button type="button" class="lp-btn" onClick={() => void session.retake()}>
+                  {t.retake}
+                </button>
+              </div>
             </section>
           )}
           <div class="lp-hold" role="status" aria-live="polite">

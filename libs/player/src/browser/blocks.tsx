@@ -816,6 +816,7 @@ function Poll({ b, ctx }: Props) {
       canSubmit={value !== ''}
       onSubmit={() => ctx.submit(b.id, value)}
       graded={false}
+      label={ctx.t.vote}
     >
       <Choices
         b={b}

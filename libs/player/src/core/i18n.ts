@@ -57,6 +57,11 @@ export const CHROME_KEYS = [
   'unsubmitted',
   'checkNow',
   'leaveAnyway',
+  'review',
+  'yourAnswer',
+  'rightAnswer',
+  'noAnswer',
+  'vote',
 ] as const;
 export type ChromeKey = (typeof CHROME_KEYS)[number];
 export type ChromeStrings = Record<ChromeKey, string>;
@@ -115,6 +120,11 @@ const en: ChromeStrings = {
   unsubmitted: 'You chose an answer but have not checked it yet.',
   checkNow: 'Check my answer',
   leaveAnyway: 'Continue without it',
+  review: 'Your answers',
+  yourAnswer: 'Your answer: {name}',
+  rightAnswer: 'Correct answer: {name}',
+  noAnswer: 'No answer',
+  vote: 'Vote',
 };
 
 const es: ChromeStrings = {
@@ -171,6 +181,11 @@ const es: ChromeStrings = {
   unsubmitted: 'Elegiste una respuesta pero aún no la has comprobado.',
   checkNow: 'Comprobar mi respuesta',
   leaveAnyway: 'Continuar sin ella',
+  review: 'Tus respuestas',
+  yourAnswer: 'Tu respuesta: {name}',
+  rightAnswer: 'Respuesta correcta: {name}',
+  noAnswer: 'Sin respuesta',
+  vote: 'Votar',
 };
 
 const fr: ChromeStrings = {
@@ -228,6 +243,11 @@ const fr: ChromeStrings = {
   unsubmitted: 'Vous avez choisi une réponse sans la vérifier.',
   checkNow: 'Vérifier ma réponse',
   leaveAnyway: 'Continuer sans elle',
+  review: 'Vos réponses',
+  yourAnswer: 'Votre réponse : {name}',
+  rightAnswer: 'Bonne réponse : {name}',
+  noAnswer: 'Pas de réponse',
+  vote: 'Voter',
 };
 
 const de: ChromeStrings = {
@@ -285,6 +305,11 @@ const de: ChromeStrings = {
   unsubmitted: 'Sie haben eine Antwort gewählt, aber noch nicht geprüft.',
   checkNow: 'Antwort prüfen',
   leaveAnyway: 'Ohne sie weiter',
+  review: 'Ihre Antworten',
+  yourAnswer: 'Ihre Antwort: {name}',
+  rightAnswer: 'Richtige Antwort: {name}',
+  noAnswer: 'Keine Antwort',
+  vote: 'Abstimmen',
 };
 
 const pt: ChromeStrings = {
@@ -341,6 +366,11 @@ const pt: ChromeStrings = {
   unsubmitted: 'Escolheu uma resposta mas ainda não a verificou.',
   checkNow: 'Verificar a resposta',
   leaveAnyway: 'Continuar sem ela',
+  review: 'As suas respostas',
+  yourAnswer: 'A sua resposta: {name}',
+  rightAnswer: 'Resposta correta: {name}',
+  noAnswer: 'Sem resposta',
+  vote: 'Votar',
 };
 
 const ar: ChromeStrings = {
@@ -397,6 +427,11 @@ const ar: ChromeStrings = {
   unsubmitted: 'اخترت إجابة لكنك لم تتحقق منها بعد.',
   checkNow: 'تحقق من إجابتي',
   leaveAnyway: 'المتابعة من دونها',
+  review: 'إجاباتك',
+  yourAnswer: 'إجابتك: {name}',
+  rightAnswer: 'الإجابة الصحيحة: {name}',
+  noAnswer: 'لا توجد إجابة',
+  vote: 'صوّت',
 };
 
 const he: ChromeStrings = {
@@ -453,6 +488,11 @@ const he: ChromeStrings = {
   unsubmitted: 'בחרתם תשובה אך עדיין לא בדקתם אותה.',
   checkNow: 'בדיקת התשובה',
   leaveAnyway: 'להמשיך בלעדיה',
+  review: 'התשובות שלך',
+  yourAnswer: 'התשובה שלך: {name}',
+  rightAnswer: 'התשובה הנכונה: {name}',
+  noAnswer: 'אין תשובה',
+  vote: 'הצבעה',
 };
 
 const ja: ChromeStrings = {
@@ -509,6 +549,11 @@ const ja: ChromeStrings = {
   unsubmitted: '回答を選びましたが、まだ確認していません。',
   checkNow: '回答を確認する',
   leaveAnyway: '確認せずに進む',
+  review: 'あなたの回答',
+  yourAnswer: 'あなたの回答：{name}',
+  rightAnswer: '正解：{name}',
+  noAnswer: '未回答',
+  vote: '投票する',
 };
 
 const zh: ChromeStrings = {
@@ -565,6 +610,11 @@ const zh: ChromeStrings = {
   unsubmitted: '您已选择答案，但尚未检查。',
   checkNow: '检查我的答案',
   leaveAnyway: '不检查，继续',
+  review: '您的答案',
+  yourAnswer: '您的答案：{name}',
+  rightAnswer: '正确答案：{name}',
+  noAnswer: '未作答',
+  vote: '投票',
 };
 
 export const CHROME_STRINGS: Record<string, ChromeStrings> = { en, es, fr, de, pt, ar, he, ja, zh };

@@ -75,6 +75,18 @@ export interface RunResult {
   score: number | null;
   passed: boolean | null;
   attempt: number;
+  /** The finish's review (docs/player-api.md "Review"); absent in SCORM packages and older answers. */
+  review?: ReviewItem[];
+}
+
+export interface ReviewItem {
+  blockId: string;
+  screenId: string;
+  correct: boolean;
+  answer?: unknown;
+  correctAnswer?: unknown;
+  explanation?: string;
+  outcome?: string;
 }
 
 /** `data` of the events answer. */

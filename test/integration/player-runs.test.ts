@@ -439,7 +439,15 @@ describe('learner runs: the Player API, completions and events (issue 9)', () =>
       ]);
       expect(fin.body.data).to.deep.equal({
         completion: { status: 'completed', attempt: 1, progressPercent: 100, lastScreenId: 's3' },
-        result: { score: 50, passed: true, attempt: 1 },
+        result: {
+          score: 50,
+          passed: true,
+          attempt: 1,
+          review: [
+            { blockId: 'q1', screenId: 's1', correct: true, answer: 'a', explanation: 'A is right' },
+            { blockId: 'q2', screenId: 's2', correct: false, answer: false },
+          ],
+        },
       });
       const [done, ...more] = await eventsOf(ws, 'course.completed');
       expect(more).to.deep.equal([]);

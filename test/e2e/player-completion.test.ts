@@ -213,6 +213,14 @@ describe('player: completion rules and answers never lost (Chromium)', function 
       await cont(page);
       await page.locator('dialog.lp-confirm[open]').getByRole('button', { name: en.leaveAnyway }).click();
       await heading(page, 'Done');
+      // A reload of the run (back on Welcome) shows q1's verdict, the question closed, not reopened.
+      await page.reload();
+      await waitReady(page);
+      await page.locator('.lp-contents-btn').click();
+      await page.locator('dialog.lp-dialog[open] .lp-contents > li').nth(0).locator('button').click();
+      await heading(page, 'Welcome');
+      await page.locator('form:has(input[name="q1:o"]) .lp-good').waitFor();
+      expect(await page.locator('input[name="q1:o"][value="a"]').isDisabled()).to.equal(true);
       const done = await completionOf(courseId, 'ask', (c) => c.status === 'completed', 'the finish');
       expect(done.answers).to.deep.equal({ q1: 'a' });
       expect(done.score).to.equal(50);

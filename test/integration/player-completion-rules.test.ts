@@ -323,4 +323,40 @@ describe('completion rules: a sequential course is taken in order, on the server
       ]);
     });
   });
+
+  describe('immediate mode: a resumed run gets the verdicts already given', () => {
+    it('reopening the run answers its stored graded answers with their verdicts; deferred courses never do', async () => {
+      const ws = await makeWorkspace(em(), 'scale');
+      const imm = await publishedCourse(app.base, ws.key, { quizFeedback: 'immediate' });
+      const def = await publishedCourse(app.base, ws.key);
+      for (const [courseId, immediate] of [
+        [imm, true],
+        [def, false],
+      ] as const) {
+        const anon = anonymousId(++n);
+        const first = await player<OpenRunResult>('POST', '/runs', { body: { courseId, anonymousId: anon } });
+        const r = first.body.data;
+        expect(r.completion).to.not.have.property('feedback');
+        await player('POST', `/runs/${r.completion.id}/events`, {
+          token: r.runToken,
+          body: {
+            batchId: `imm-${n}`,
+            events: [
+              { type: 'screen', screenId: 's1' },
+              { type: 'answer', blockId: 'q1', answer: 'b' },
+              { type: 'screen', screenId: 's2' },
+              { type: 'answer', blockId: 'p1', answer: 'y' },
+            ],
+          },
+        });
+        const again = await player<OpenRunResult>('POST', '/runs', { body: { courseId, anonymousId: anon } });
+        expect(again.status, again.text).to.be.oneOf([200, 201]);
+        if (immediate)
+          expect((again.body.data.completion as { feedback?: unknown }).feedback).to.deep.equal([
+            { blockId: 'q1', correct: false, explanation: 'A is right' },
+          ]);
+        else expect(again.body.data.completion).to.not.have.property('feedback');
+      }
+    });
+  });
 });

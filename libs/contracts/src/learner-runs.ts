@@ -180,6 +180,20 @@ export const RunCompletion = z
     progressPercent: z.number(),
     answers: Answers,
     locale: z.string(),
+    feedback: z
+      .array(
+        z.object({
+          blockId: z.string(),
+          correct: z.boolean(),
+          explanation: z.string().optional(),
+          outcome: z.string().optional(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'Only for a course with quizFeedback `immediate` and a run with answers: the verdicts already given, so a resumed run shows them',
+      }),
   })
   .meta({ id: 'RunCompletion' });
 

@@ -18,7 +18,8 @@ import {
   type WorkspaceAccess,
 } from './limits.js';
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
-import { pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import { indexCourse, materialOf, pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import { feedbackFor } from '@lectern/courses';
 import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
@@ -320,8 +321,42 @@ export async function openRun(
         progressPercent: Number(row.progress_percent),
         answers: row.answers,
         locale: row.locale,
+        ...(course.quizFeedback === 'immediate' && Object.keys(row.answers).length > 0
+          ? { feedback: givenFeedback(course, translation, row.answers, ports.answerKeySecret) }
+          : {}),
       },
       course: served,
     },
   };
+}
+
+/**
+ * Immediate mode, a resumed run: the verdicts already given for its stored graded answers (with explanation and
+ * a scenario's outcome, in the served locale), so the player shows them instead of reopening the questions.
+ * Nothing more than the events call answered for the same answers.
+ */
+function givenFeedback(
+  course: CourseRow,
+  translation: ServedTranslation | null,
+  answers: Record<string, unknown>,
+  secret: string,
+): { blockId: string; correct: boolean; explanation?: string; outcome?: string }[] {
+  const idx = indexCourse(materialOf(course, translation).screens);
+  return idx.graded
+    .filter((id) => Object.hasOwn(answers, id))
+    .map((blockId) => {
+      const { correct, explanation, outcome } = feedbackFor(
+        idx.blocks.get(blockId)!.block.raw,
+        answers[blockId],
+        {
+          secret,
+        },
+      );
+      return {
+        blockId,
+        correct,
+        ...(explanation?.trim() ? { explanation } : {}),
+        ...(outcome?.trim() ? { outcome } : {}),
+      };
+    });
 }

@@ -146,7 +146,15 @@ export class Session {
       index,
       answers: { ...answers },
       submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
-      feedback: {},
+      // Immediate mode: a resumed run shows the verdicts already given, not reopened questions.
+      feedback:
+        course.quizFeedback === 'immediate' && !local
+          ? Object.fromEntries(
+              (run?.completion.feedback ?? [])
+                .filter((f) => Object.hasOwn(answers, f.blockId))
+                .map((f) => [f.blockId, f]),
+            )
+          : {},
       result: local && endedHere ? local.finish(answers, this.attempt) : null,
       finished: local ? endedHere : run?.completion.status === 'completed' && atEnd,
       awaitingResult: false,

@@ -56,6 +56,8 @@ export interface CompletionState {
   progressPercent: number;
   answers?: Record<string, unknown>;
   locale?: string;
+  /** Immediate mode: the verdicts already given for the stored answers. */
+  feedback?: Feedback[];
 }
 
 /** One learner event as `POST /player/v1/runs/:completionId/events` takes it. */

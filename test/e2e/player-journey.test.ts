@@ -163,20 +163,20 @@ describe('player: a learner’s journey through the embed, keyboard only (Chromi
       expect(saved.answers).to.deep.equal({ q1: 'a', q2: true, p1: 'n' });
       expect(saved.status).to.equal('in_progress');
 
-      // Reload: the same screen, the answers restored and shown as handed in.
+      // Reload: the same screen, the answers restored with the verdicts already given (immediate mode).
       await page.reload();
       await waitReady(page);
       await heading(page, 'Middle');
       expect(await checked(page, 'input[name="q2:tf"][value="true"]')).to.equal(true);
       expect(await checked(page, 'input[name="p1:p"][value="n"]')).to.equal(true);
-      expect(await verdictOf(page, 'input[name="q2:tf"]')).to.include(en.answerSaved);
+      expect(await verdictOf(page, 'input[name="q2:tf"]')).to.include(en.correct);
       expect(await verdictOf(page, 'input[name="p1:p"]')).not.to.equal('');
       // Back to s1 (Contents would do too): q1 restored.
       await tabTo(page, '.lp-back');
       await press(page, 'Enter');
       await heading(page, 'Welcome');
       expect(await checked(page, 'input[name="q1:o"][value="a"]')).to.equal(true);
-      expect(await verdictOf(page, 'input[name="q1:o"]')).to.include(en.answerSaved);
+      expect(await verdictOf(page, 'input[name="q1:o"]')).to.include(en.correct);
       await continueByKeyboard(page);
       await heading(page, 'Middle');
       await continueByKeyboard(page);

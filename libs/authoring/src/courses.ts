@@ -87,6 +87,8 @@ export async function createCourse(
       passingScore: input.passingScore ?? null,
       quizFeedback: input.quizFeedback ?? 'deferred',
       navigation: input.navigation ?? 'default',
+      completion: input.completion ?? 'free',
+      reviewShowCorrectAnswers: input.review?.showCorrectAnswers ?? false,
       contentHash: contentHash({ title, screens, direction, locale }),
       createdAt: now,
       updatedAt: now,
@@ -176,6 +178,8 @@ export async function updateCourse(
     if (patch.passingScore !== undefined) course.passingScore = patch.passingScore;
     if (patch.quizFeedback !== undefined) course.quizFeedback = patch.quizFeedback;
     if (patch.navigation !== undefined) course.navigation = patch.navigation;
+    if (patch.completion !== undefined) course.completion = patch.completion;
+    if (patch.review !== undefined) course.reviewShowCorrectAnswers = patch.review.showCorrectAnswers;
     if (patch.customFonts !== undefined) course.customFonts = patch.customFonts;
 
     let event: CourseStatusEvent | null = null;

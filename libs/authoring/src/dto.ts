@@ -34,6 +34,8 @@ export function courseDto(row: CourseRow): CourseDto {
       row.passingScore === null || row.passingScore === undefined ? null : Number(row.passingScore),
     quizFeedback: row.quizFeedback,
     navigation: row.navigation,
+    completion: row.completion ?? 'free',
+    review: { showCorrectAnswers: row.reviewShowCorrectAnswers ?? false },
     contentHash: row.contentHash,
     createdAt: iso(row.createdAt)!,
     updatedAt: iso(row.updatedAt)!,

@@ -21,6 +21,8 @@ export const COURSE_STATUSES = ['draft', 'published'] as const;
 export const COURSE_DIRECTIONS = ['ltr', 'rtl'] as const;
 export const QUIZ_FEEDBACK = ['deferred', 'immediate'] as const;
 export const COURSE_NAVIGATION = ['default', 'hidden'] as const;
+/** `free`: screens in any order (default); `sequential`: in order, a screen's graded blocks answered first. */
+export const COURSE_COMPLETION = ['free', 'sequential'] as const;
 /** Values of `sourceKind`: `manual` (POST /courses), `csv`; `scorm` and `generated` are reserved for those importers. */
 export const COURSE_SOURCE_KINDS = ['manual', 'csv', 'scorm', 'generated'] as const;
 
@@ -109,6 +111,18 @@ export const CreateCourse = z
     passingScore: PassingScore.optional(),
     quizFeedback: enumOf(QUIZ_FEEDBACK).optional(),
     navigation: enumOf(COURSE_NAVIGATION).optional(),
+    review: z
+      .object({ showCorrectAnswers: z.boolean({ error: 'must be true or false' }) })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review").',
+      }),
+    completion: enumOf(COURSE_COMPLETION).optional().meta({
+      description:
+        '`free` (default): any screen in any order. `sequential`: screens in order, each screen\'s graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").',
+    }),
     direction: enumOf(COURSE_DIRECTIONS).optional(),
     locale: Locale.optional(),
     customFonts: CustomFonts.optional(),
@@ -129,6 +143,18 @@ export const UpdateCourse = z
     passingScore: PassingScore.optional(),
     quizFeedback: enumOf(QUIZ_FEEDBACK).optional(),
     navigation: enumOf(COURSE_NAVIGATION).optional(),
+    review: z
+      .object({ showCorrectAnswers: z.boolean({ error: 'must be true or false' }) })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review").',
+      }),
+    completion: enumOf(COURSE_COMPLETION).optional().meta({
+      description:
+        '`free` (default): any screen in any order. `sequential`: screens in order, each screen\'s graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").',
+    }),
     locale: Locale.optional(),
     customFonts: CustomFonts.optional(),
   })
@@ -154,6 +180,8 @@ export const Course = z
     passingScore: z.number().nullable(),
     quizFeedback: z.enum(QUIZ_FEEDBACK),
     navigation: z.enum(COURSE_NAVIGATION),
+    completion: z.enum(COURSE_COMPLETION),
+    review: z.object({ showCorrectAnswers: z.boolean() }),
     contentHash: z
       .string()
       .meta({ description: 'Fingerprint of the material a learner is shown (docs/blocks.md)' }),

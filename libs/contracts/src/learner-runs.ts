@@ -203,6 +203,20 @@ export const RunCompletion = z
       .meta({
         description: "The run's certificate once issued; it stays the run's whatever a later pass scores",
       }),
+    feedback: z
+      .array(
+        z.object({
+          blockId: z.string(),
+          correct: z.boolean(),
+          explanation: z.string().optional(),
+          outcome: z.string().optional(),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'Only for a course with quizFeedback `immediate` and a run with answers: the verdicts already given, so a resumed run shows them',
+      }),
   })
   .meta({ id: 'RunCompletion' });
 
@@ -222,6 +236,10 @@ export const PlayerCourse = z
     locale: z.string().meta({ description: 'The locale served: the requested translation, else the source' }),
     quizFeedback: z.enum(['deferred', 'immediate']),
     navigation: z.enum(['default', 'hidden']),
+    completion: z.enum(['free', 'sequential']).meta({
+      description:
+        "`sequential`: screens in order, a screen's graded blocks answered before the next (a batch that jumps ahead is refused: 409 `conflict`, reason `out_of_order` or `unanswered`)",
+    }),
     passingScore: z.number().nullable(),
     contentHash: z.string().meta({ description: 'Fingerprint of the material served (in this locale)' }),
     theme: PlayerTheme.nullable(),
@@ -282,12 +300,30 @@ export const AnswerFeedback = z.object({
   blockId: z.string(),
   correct: z.boolean(),
   explanation: z.string().optional(),
+  outcome: z.string().optional().meta({ description: 'A scenario: the outcome text of the chosen choice' }),
+});
+
+export const ReviewItem = z.object({
+  blockId: z.string(),
+  screenId: z.string(),
+  correct: z.boolean(),
+  answer: z.unknown().optional().meta({ description: "The learner's answer; absent when unanswered" }),
+  correctAnswer: z.unknown().optional().meta({
+    description:
+      'A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots)',
+  }),
+  explanation: z.string().optional(),
+  outcome: z.string().optional(),
 });
 
 export const RunResult = z.object({
   score: z.number().nullable(),
   passed: z.boolean().nullable(),
   attempt: z.number().int(),
+  review: z.array(ReviewItem).optional().meta({
+    description:
+      'Every graded question of the finished pass in course order: right or wrong, the learner\'s answer, the explanation, and the correct answer when the course shows them (docs/player-api.md "Review")',
+  }),
 });
 
 export const EventBatchResult = z

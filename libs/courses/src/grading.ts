@@ -46,6 +46,11 @@ export function gradeAnswer(block: unknown, answer: unknown, opts: AnswerKeyOpti
   return core.gradeAnswer(block, answer, itemIds(opts));
 }
 
+/** A right answer in the learner view's ids (@lectern/grading `correctAnswer`); undefined when there is none to show. */
+export function correctAnswer(block: unknown, opts: AnswerKeyOptions = {}): unknown {
+  return core.correctAnswer(block, itemIds(opts));
+}
+
 /** The verdict plus the texts withheld from the learner view (explanation, scenario outcome). */
 export function feedbackFor(block: unknown, answer: unknown, opts: AnswerKeyOptions = {}): Feedback {
   return core.feedbackFor(block, answer, itemIds(opts));

@@ -40,6 +40,7 @@ export {
   isGradedType,
   isGraded,
   gradeAnswer,
+  correctAnswer,
   feedbackFor,
   scoreAnswers,
   learnerItemId,

@@ -293,6 +293,40 @@ function gradeHotspot(
   return nearest !== null && nearest.correct;
 }
 
+/**
+ * A right answer to a graded block in the shape `gradeAnswer` takes (the ids the learner view shows), for the
+ * review after a finished run when the course shows correct answers (docs/player-api.md "Review"). Undefined
+ * for a block that is not graded, and for a hotspot whose spots are hidden (a point is not a fair solution).
+ */
+export function correctAnswer(block: unknown, itemId: ItemIdFn): unknown {
+  const b = parse(block);
+  if (b === null || !hasAnswerKey(b)) return undefined;
+  switch (b.type) {
+    case 'quiz_single_choice':
+    case 'timed_question':
+      return [...keys.choice(b)!.correct][0];
+    case 'quiz_multiple_choice':
+      return [...keys.choice(b)!.correct];
+    case 'quiz_true_false':
+      return b.correct;
+    case 'fill_in_blank':
+      return Object.fromEntries(keys.blanks(b)!.map((x) => [x.id, x.answers.find(isFilled)!]));
+    case 'match':
+      return Object.fromEntries(keys.pairs(b)!.map((p) => [p.id, itemId(b.id, p.id)]));
+    case 'ranking':
+      return keys.ranking(b)!.map((it) => itemId(b.id, it.id));
+    case 'hotspot':
+      return b.showSpots === true
+        ? keys
+            .spots(b)!
+            .filter((x) => x.correct === true)
+            .map((x) => x.id)
+        : undefined;
+    case 'scenario':
+      return keys.scenario(b)!.find((c) => c.correct === true)!.id;
+  }
+}
+
 export interface Feedback {
   correct: boolean;
   /** The block's explanation, for showing after the answer. */

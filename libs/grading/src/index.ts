@@ -8,6 +8,7 @@ export {
   isGradedType,
   isGraded,
   gradeAnswer,
+  correctAnswer,
   feedbackFor,
   scoreAnswers,
   type GradedType,

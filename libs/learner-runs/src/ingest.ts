@@ -60,6 +60,8 @@ interface LockedRow {
     updatedAt: string;
     passingScore: string | number | null;
     quizFeedback: 'deferred' | 'immediate';
+    completion: 'free' | 'sequential';
+    reviewShowCorrectAnswers: boolean;
     locale: string;
     direction: 'ltr' | 'rtl';
   };
@@ -80,6 +82,7 @@ const RUN_COLUMNS = `c.id, c.workspace_id, c.course_id, c.source, c.status, c.at
   greatest(1, ceil(extract(epoch from (c.rate_window_start + interval '1 minute' - clock_timestamp()))))::int as retry_after,
   (select json_build_object('title', co.title, 'status', co.status, 'contentHash', co.content_hash,
           'updatedAt', co.updated_at::text, 'passingScore', co.passing_score, 'quizFeedback', co.quiz_feedback,
+          'completion', co.completion, 'reviewShowCorrectAnswers', co.review_show_correct_answers,
           'locale', co.locale, 'direction', co.direction) from courses co where co.id = c.course_id) as course,
   (select t.id || ' ' || t.updated_at from course_translations t
     where t.course_id = c.course_id and t.locale = c.locale) as translation,
@@ -319,6 +322,8 @@ const snapshotOf = (row: LockedRow): RunSnapshot => ({
     title: row.course.title,
     passingScore: row.course.passingScore === null ? null : Number(row.course.passingScore),
     quizFeedback: row.course.quizFeedback,
+    completion: row.course.completion,
+    reviewShowCorrectAnswers: row.course.reviewShowCorrectAnswers,
   },
   identity: row.identity,
 });

@@ -28,6 +28,8 @@ export interface StoredCourse {
   passingScore: number | null;
   quizFeedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
+  /** Absent: `free` (docs/authoring.md "Completion rules"). */
+  completion?: 'free' | 'sequential';
   /** The course's own fonts; when absent the learner copy has no `customFonts` field. */
   customFonts?: CustomFont[];
   /** Names this version of the course (content hash and `updated_at`): what is derived from it is cached by it. */
@@ -121,6 +123,7 @@ export async function buildLearnerCourse(
     locale: material.locale,
     quizFeedback: course.quizFeedback,
     navigation: course.navigation,
+    completion: course.completion ?? 'free',
     passingScore: course.passingScore,
     contentHash: material.contentHash,
     theme: theme && learnerTheme(theme),

@@ -18,7 +18,8 @@ import {
   type WorkspaceAccess,
 } from './limits.js';
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
-import { pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import { indexCourse, materialOf, pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import { feedbackFor } from '@lectern/courses';
 import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
@@ -35,6 +36,7 @@ interface PublishedRow {
   quiz_feedback: 'deferred' | 'immediate';
   navigation: 'default' | 'hidden';
   custom_fonts: CustomFont[];
+  completion: 'free' | 'sequential';
   plan: WorkspaceAccess['plan'];
   billing_status: WorkspaceAccess['billingStatus'];
   grace_until: Date | null;
@@ -62,7 +64,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
   const [r] = await boundQuery<PublishedRow>(
     em,
     `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.updated_at::text as updated_at, c.direction, c.locale, c.passing_score, c.quiz_feedback,
-            c.navigation, c.custom_fonts, w.plan, w.billing_status, w.grace_until,
+            c.navigation, c.custom_fonts, c.completion, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
             array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales,
@@ -88,6 +90,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       // The course's own fonts travel with it, as in the preview and SCORM packages (docs/player-api.md); a course
       // without any sends no field, as before.
       ...(r.custom_fonts.length > 0 ? { customFonts: r.custom_fonts } : {}),
+      completion: r.completion,
       version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {
@@ -348,8 +351,42 @@ export async function openRun(
               },
             }
           : {}),
+        ...(course.quizFeedback === 'immediate' && Object.keys(row.answers).length > 0
+          ? { feedback: givenFeedback(course, translation, row.answers, ports.answerKeySecret) }
+          : {}),
       },
       course: served,
     },
   };
+}
+
+/**
+ * Immediate mode, a resumed run: the verdicts already given for its stored graded answers (with explanation and
+ * a scenario's outcome, in the served locale), so the player shows them instead of reopening the questions.
+ * Nothing more than the events call answered for the same answers.
+ */
+function givenFeedback(
+  course: CourseRow,
+  translation: ServedTranslation | null,
+  answers: Record<string, unknown>,
+  secret: string,
+): { blockId: string; correct: boolean; explanation?: string; outcome?: string }[] {
+  const idx = indexCourse(materialOf(course, translation).screens);
+  return idx.graded
+    .filter((id) => Object.hasOwn(answers, id))
+    .map((blockId) => {
+      const { correct, explanation, outcome } = feedbackFor(
+        idx.blocks.get(blockId)!.block.raw,
+        answers[blockId],
+        {
+          secret,
+        },
+      );
+      return {
+        blockId,
+        correct,
+        ...(explanation?.trim() ? { explanation } : {}),
+        ...(outcome?.trim() ? { outcome } : {}),
+      };
+    });
 }

@@ -1,5 +1,5 @@
-import { invalid, type Issue } from '@lectern/errors';
-import { gradeAnswer, readableAnswer } from '@lectern/courses';
+import { AppError, invalid, type Issue } from '@lectern/errors';
+import { correctAnswer, feedbackFor, gradeAnswer, readableAnswer } from '@lectern/courses';
 import type { EventBatch, EventBatchResultDto, EventPayload } from '@lectern/contracts';
 import { round2, screenPercent, type CourseIndex, type RunMaterial } from './served.js';
 import type { IdentityRef } from './completions.js';
@@ -36,6 +36,10 @@ export interface RunSnapshot {
     title: string;
     passingScore: number | null;
     quizFeedback: 'deferred' | 'immediate';
+    /** Absent: `free`. */
+    completion?: 'free' | 'sequential';
+    /** The review after the finish carries the correct answers (absent: false). */
+    reviewShowCorrectAnswers?: boolean;
   };
   identity: IdentityRef | null;
 }
@@ -164,6 +168,76 @@ export function judgePass(
   return { answers: verdicts, correct, percent, passed };
 }
 
+/** The furthest screen reached in the pass (its progress is that screen's percentage); -1 before the first. */
+export function furthestScreen(progress: number, total: number): number {
+  let furthest = -1;
+  while (furthest + 1 < total && screenPercent(furthest + 1, total) <= progress) furthest++;
+  return furthest;
+}
+
+/**
+ * The rule of a `sequential` course (docs/player-api.md "Completion rules"): the learner moves past the furthest
+ * screen reached one screen at a time, and only once every graded block of the screens before is answered (in
+ * the run or earlier in the same batch). A batch that breaks it is refused whole (409): nothing of it counts, so
+ * a jump to the last screen never finishes the run.
+ */
+function checkInOrder(
+  source: CourseIndex,
+  answers: Record<string, unknown>,
+  index: number,
+  furthest: number,
+): void {
+  if (index > furthest + 1) {
+    const next = source.screens[furthest + 1];
+    throw new AppError(
+      'conflict',
+      `This course is taken in order: screen "${source.screens[index].id}" comes after screen "${next.id}", which the learner has not reached yet`,
+      { details: { reason: 'out_of_order', screenId: source.screens[index].id, nextScreenId: next.id } },
+    );
+  }
+  const missing = source.graded.filter(
+    (id) => source.screenIndex.get(source.blocks.get(id)!.screen.id)! < index && !Object.hasOwn(answers, id),
+  );
+  if (missing.length)
+    throw new AppError(
+      'conflict',
+      `This course is taken in order: answer the graded blocks of the earlier screens first (${missing.join(', ')})`,
+      { details: { reason: 'unanswered', screenId: source.screens[index].id, blockIds: missing } },
+    );
+}
+
+type ReviewItem = NonNullable<NonNullable<EventBatchResultDto['result']>['review']>[number];
+
+/**
+ * The review of a finished pass (docs/player-api.md "Review"): each graded block in course order, right or wrong,
+ * the learner's answer, the explanation and a scenario's outcome; the correct answer only when the author shows
+ * them. Built only at the finish, so nothing of the answer keys leaves the server while the pass is open.
+ */
+function reviewOf(
+  served: CourseIndex,
+  answers: Record<string, unknown>,
+  v: Verdicts,
+  showCorrect: boolean,
+  secret: string,
+): ReviewItem[] {
+  return v.answers.map(({ blockId, correct }) => {
+    const at = served.blocks.get(blockId)!;
+    const answered = Object.hasOwn(answers, blockId);
+    const fb = answered ? feedbackFor(at.block.raw, answers[blockId], { secret }) : null;
+    const explanation = typeof at.block.raw.explanation === 'string' ? at.block.raw.explanation.trim() : '';
+    const right = showCorrect ? correctAnswer(at.block.raw, { secret }) : undefined;
+    return {
+      blockId,
+      screenId: at.screen.id,
+      correct,
+      ...(answered ? { answer: answers[blockId] } : {}),
+      ...(right !== undefined ? { correctAnswer: right } : {}),
+      ...(explanation ? { explanation: at.block.raw.explanation as string } : {}),
+      ...(fb?.outcome?.trim() ? { outcome: fb.outcome } : {}),
+    };
+  });
+}
+
 /**
  * Applies a batch (already checked with `checkEvents` against `material.source`) to a run. A screen moves the
  * position (an event each time it changes) and, during an open pass, the progress; arriving at the last screen
@@ -189,6 +263,8 @@ export function applyEvents(
   let claimed = 0;
   const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
   const total = source.screens.length;
+  const sequential = passOpen && course.completion === 'sequential';
+  let furthest = sequential ? furthestScreen(progress, total) : -1;
 
   for (const e of batch.events) {
     if (e.type === 'time') {
@@ -196,6 +272,10 @@ export function applyEvents(
     } else if (e.type === 'screen') {
       if (e.screenId === lastScreenId) continue;
       const index = source.screenIndex.get(e.screenId)!;
+      if (sequential && index > furthest) {
+        checkInOrder(source, answers, index, furthest);
+        furthest = index;
+      }
       const percent = screenPercent(index, total);
       lastScreenId = e.screenId;
       events.push({
@@ -228,11 +308,13 @@ export function applyEvents(
         },
       });
       if (course.quizFeedback === 'immediate') {
-        const explanation = at.block.raw.explanation;
+        // The explanation and, for a scenario, the chosen choice's outcome (served locale).
+        const { explanation, outcome } = feedbackFor(at.block.raw, e.answer, { secret: opts.secret });
         feedback.push({
           blockId: e.blockId,
           correct,
-          ...(typeof explanation === 'string' && explanation.trim() !== '' ? { explanation } : {}),
+          ...(explanation?.trim() ? { explanation } : {}),
+          ...(outcome?.trim() ? { outcome } : {}),
         });
       }
     }
@@ -243,6 +325,7 @@ export function applyEvents(
   let status = run.status;
   let attempt = run.attempt;
   let finish: RunFinish | null = null;
+  let review: ReviewItem[] = [];
   if (reachedEnd) {
     const v = judgePass(served, answers, course.passingScore, opts.secret);
     const startedAt = new Date(run.passStartedAt).toISOString();
@@ -266,6 +349,7 @@ export function applyEvents(
         timeSpentSeconds: passTimeSeconds,
       },
     });
+    review = reviewOf(served, answers, v, course.reviewShowCorrectAnswers === true, opts.secret);
     finish = {
       attempt: run.pass,
       score: v.percent,
@@ -278,7 +362,9 @@ export function applyEvents(
   const response: EventBatchResultDto = {
     completion: { status, attempt, progressPercent: progress, lastScreenId },
     ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
-    ...(finish ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt } } : {}),
+    ...(finish
+      ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt, review } }
+      : {}),
   };
   return {
     status,

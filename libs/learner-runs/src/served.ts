@@ -55,6 +55,8 @@ export interface CourseRow {
   navigation: 'default' | 'hidden';
   /** The course's own fonts (`customFonts`), served with the course. */
   customFonts?: CustomFont[];
+  /** Absent: `free`. */
+  completion?: 'free' | 'sequential';
   /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
   version?: string;
 }

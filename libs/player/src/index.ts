@@ -16,6 +16,7 @@ export * from './core/types.js';
 export * from './core/theme.js';
 export * from './core/i18n.js';
 export * from './core/queue.js';
+export * from './core/drafts.js';
 export * from './core/client.js';
 export * from './core/markdown.js';
 export * from './core/scorm.js';

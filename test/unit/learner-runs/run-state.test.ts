@@ -235,7 +235,7 @@ describe('learner runs: run-state rules', () => {
         passingScore: 50,
         startedAt: '2026-11-26T11:00:00.000Z',
       });
-      expect(out.response.result).to.deep.equal({ score: 50, passed: true, attempt: 1 });
+      expect(out.response.result).to.deep.include({ score: 50, passed: true, attempt: 1 });
     });
 
     it('after the finish (pass closed) answers are neither stored nor graded and nothing finishes again', () => {

@@ -45,7 +45,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       operationId: 'createCourse',
       summary: 'Create a draft course',
       description:
-        'Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, passingScore/themeId/certificateId null, screens and customFonts []. ' +
+        'Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, completion free, passingScore/themeId/certificateId null, screens and customFonts []. ' +
         'Sandbox: at most 3 courses per workspace and 30 screens per course (403 plan_required). themeId/certificateId of another workspace: 400 with the path.',
       tags,
       body: CreateCourse,

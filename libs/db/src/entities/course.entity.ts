@@ -5,14 +5,16 @@ const COURSE_STATUSES = ['draft', 'published'] as const;
 const COURSE_DIRECTIONS = ['ltr', 'rtl'] as const;
 const QUIZ_FEEDBACK = ['deferred', 'immediate'] as const;
 const COURSE_NAVIGATION = ['default', 'hidden'] as const;
+const COURSE_COMPLETION = ['free', 'sequential'] as const;
 export type CourseStatus = (typeof COURSE_STATUSES)[number];
 export type CourseDirection = (typeof COURSE_DIRECTIONS)[number];
 export type QuizFeedback = (typeof QUIZ_FEEDBACK)[number];
 export type CourseNavigation = (typeof COURSE_NAVIGATION)[number];
+export type CourseCompletion = (typeof COURSE_COMPLETION)[number];
 
 export interface Course {
   /** Written by the database's defaults on insert; only a tracking-secret rotation changes them. */
-  [OptionalProps]?: 'trackingVersion' | 'trackingRotatedAt';
+  [OptionalProps]?: 'trackingVersion' | 'trackingRotatedAt' | 'completion' | 'reviewShowCorrectAnswers';
   id: string;
   workspaceId: string;
   title: string;
@@ -31,6 +33,10 @@ export interface Course {
   passingScore: number | null;
   quizFeedback: QuizFeedback;
   navigation: CourseNavigation;
+  /** `free`: screens in any order; `sequential`: in order, graded blocks answered first (docs/authoring.md). */
+  completion: CourseCompletion;
+  /** The review after a finished run shows the correct answers (docs/authoring.md "Review"). */
+  reviewShowCorrectAnswers: boolean;
   /** libs/courses `contentHash` of title, screens, direction and locale; kept in step on every write. */
   contentHash: string;
   /** Version of the tracking secret: tracking tokens of another version are refused (docs/scorm.md "Tracking"). */
@@ -83,6 +89,8 @@ export const CourseSchema = new EntitySchema<Course>({
     },
     quizFeedback: { ...oneOf(QUIZ_FEEDBACK), fieldName: 'quiz_feedback', default: 'deferred' },
     navigation: { ...oneOf(COURSE_NAVIGATION), default: 'default' },
+    completion: { ...oneOf(COURSE_COMPLETION), default: 'free' },
+    reviewShowCorrectAnswers: { type: 'boolean', fieldName: 'review_show_correct_answers', default: false },
     contentHash: { ...text, fieldName: 'content_hash' },
     trackingVersion: { type: 'integer', fieldName: 'tracking_version', default: 1 },
     trackingRotatedAt: { ...timestamptz, nullable: true, fieldName: 'tracking_rotated_at' },

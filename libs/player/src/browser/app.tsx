@@ -4,6 +4,7 @@ import { format, type ChromeStrings } from '../core/i18n.js';
 import type { ResolvedTheme } from '../core/theme.js';
 import { Block, type BlockCtx } from './blocks.js';
 import { CertificateDownload } from './certificate.js';
+import { Review } from './review.js';
 import type { Session, SessionState } from './session.js';
 
 /** A horizontal touch movement at least this long (CSS px), and mostly horizontal, turns the screen. */
@@ -16,31 +17,51 @@ function useSession(session: Session): SessionState {
 }
 
 function ContentsList({
+  session,
   state,
   t,
   onPick,
 }: {
+  session: Session;
   state: SessionState;
   t: ChromeStrings;
   onPick: (i: number) => void;
 }) {
   return (
     <ol class="lp-contents">
-      {state.course.screens.map((s, i) => (
-        <li key={s.id}>
-          <button
-            type="button"
-            class="lp-contents-item"
-            aria-current={i === state.index ? 'step' : undefined}
-            onClick={() => onPick(i)}
-          >
-            <span class="lp-contents-n" aria-hidden="true">
-              {i + 1}
-            </span>
-            <span>{s.title || format(t.screenOf, { n: i + 1, total: state.course.screens.length })}</span>
-          </button>
-        </li>
-      ))}
+      {state.course.screens.map((s, i) => {
+        // Locked: a sequential course's screen the learner cannot open yet. Complete: seen, graded blocks answered.
+        const locked = !session.canReach(i);
+        const mark = locked
+          ? { sign: '🔒', label: t.locked, name: 'locked' }
+          : session.complete(i)
+            ? { sign: '✓', label: t.screenComplete, name: 'complete' }
+            : state.visited[s.id]
+              ? { sign: '•', label: t.visited, name: 'visited' }
+              : null;
+        return (
+          <li key={s.id} data-state={mark?.name}>
+            <button
+              type="button"
+              class="lp-contents-item"
+              aria-current={i === state.index ? 'step' : undefined}
+              disabled={locked}
+              onClick={() => onPick(i)}
+            >
+              <span class="lp-contents-n" aria-hidden="true">
+                {i + 1}
+              </span>
+              <span>{s.title || format(t.screenOf, { n: i + 1, total: state.course.screens.length })}</span>
+              {mark && (
+                <span class="lp-contents-mark">
+                  <span aria-hidden="true">{mark.sign}</span>
+                  <span class="lp-sr">({mark.label})</span>
+                </span>
+              )}
+            </button>
+          </li>
+        );
+      })}
     </ol>
   );
 }
@@ -52,6 +73,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
   const screen = course.screens[Math.min(index, total - 1)];
   const titleRef = useRef<HTMLHeadingElement>(null);
   const dialogRef = useRef<HTMLDialogElement>(null);
+  const confirmRef = useRef<HTMLDialogElement>(null);
   const swipe = useRef<{ x: number; y: number } | null>(null);
   const rtl = course.direction === 'rtl';
   const navigation = course.navigation === 'hidden' ? 'hidden' : 'default';
@@ -62,6 +84,14 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     titleRef.current?.focus({ preventScroll: true });
     window.scrollTo({ top: 0 });
   }, [state.moves]);
+
+  // Immediate mode: a chosen answer not checked asks before the learner leaves the screen.
+  useEffect(() => {
+    const d = confirmRef.current;
+    if (!d) return;
+    if (state.confirm !== null && !d.open) d.showModal();
+    else if (state.confirm === null && d.open) d.close();
+  }, [state.confirm]);
 
   if (!screen) return <main class="lp-main" />;
 
@@ -77,6 +107,9 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     submit: (id, a) => session.submit(id, a),
     record: (id, a) => session.record(id, a),
     reopen: (id) => session.reopen(id),
+    draft: (id) => session.draft(id),
+    saveDraft: (id, v) => session.saveDraft(id, v),
+    setPending: (id, p) => session.setPending(id, p),
     next: () => session.go(index + 1),
     goToScreen: (id) => session.goToScreen(id),
     result: state.result,
@@ -150,7 +183,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
       <div class="lp-body">
         {theme.arrangement === 'panel' && (
           <nav class="lp-panel" aria-label={t.contents}>
-            <ContentsList state={state} t={t} onPick={pick} />
+            <ContentsList session={session} state={state} t={t} onPick={pick} />
           </nav>
         )}
         <main
@@ -176,14 +209,20 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
                   {state.result.passed !== null && ` · ${state.result.passed ? t.passed : t.notPassed}`}
                 </p>
               )}
-              <button type="button" class="lp-btn" onClick={() => void session.retake()}>
-                {t.retake}
-              </button>
-              {!hasResults && (
-                <CertificateDownload session={session} result={state.result} lang={course.locale} />
-              )}
+              {state.result?.review && <Review items={state.result.review} course={course} t={t} />}
+              <div class="lp-end-actions">
+                <button type="button" class="lp-btn" onClick={() => void session.retake()}>
+                  {t.retake}
+                </button>
+                {!hasResults && (
+                  <CertificateDownload session={session} result={state.result} lang={course.locale} />
+                )}
+              </div>
             </section>
           )}
+          <div class="lp-hold" role="status" aria-live="polite">
+            {state.blocked && <p class="lp-banner">{t.answerFirst}</p>}
+          </div>
           {navigation === 'default' && (
             <nav class="lp-nav" aria-label={step}>
               <button
@@ -213,10 +252,28 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
         <h2 id="lp-contents-title" class="lp-dialog-title">
           {t.contents}
         </h2>
-        <ContentsList state={state} t={t} onPick={pick} />
+        <ContentsList session={session} state={state} t={t} onPick={pick} />
         <button type="button" class="lp-btn" onClick={() => dialogRef.current?.close()}>
           {t.close}
         </button>
+      </dialog>
+      <dialog
+        class="lp-confirm"
+        ref={confirmRef}
+        aria-labelledby="lp-confirm-title"
+        onClose={() => session.dismissConfirm()}
+      >
+        <p id="lp-confirm-title" class="lp-dialog-title">
+          {t.unsubmitted}
+        </p>
+        <div class="lp-confirm-actions">
+          <button type="button" class="lp-btn lp-btn-primary" onClick={() => session.checkPending()}>
+            {t.checkNow}
+          </button>
+          <button type="button" class="lp-btn" onClick={() => session.leavePending()}>
+            {t.leaveAnyway}
+          </button>
+        </div>
       </dialog>
     </div>
   );

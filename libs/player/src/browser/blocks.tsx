@@ -20,6 +20,11 @@ export interface BlockCtx {
   submit(blockId: string, answer: unknown): void;
   record(blockId: string, answer: unknown): void;
   reopen(blockId: string): void;
+  /** A chosen or typed answer not handed in yet (docs/player.md "Drafts"); undefined when there is none. */
+  draft(blockId: string): unknown;
+  saveDraft(blockId: string, value: unknown): void;
+  /** What moving on would hand in for this question (null: nothing). */
+  setPending(blockId: string, pending: { graded: boolean; submit: () => void } | null): void;
   next(): void;
   goToScreen(screenId: string): void;
   result: RunResult | null;
@@ -619,6 +624,12 @@ function Question({
   label?: string;
 }) {
   const closed = graded && locked(b, ctx);
+  const waiting = canSubmit && !closed && !ctx.submitted(b.id);
+  // Registered on every render, so moving on hands in the answer as it stands now.
+  useEffect(() => {
+    ctx.setPending(b.id, waiting ? { graded, submit: onSubmit } : null);
+    return () => ctx.setPending(b.id, null);
+  });
   return (
     <form
       class="lp-question"
@@ -643,13 +654,23 @@ function Question({
 }
 
 function useDraft<T>(ctx: BlockCtx, id: string, read: (v: unknown) => T): [T, (v: T) => void] {
-  const [draft, setDraft] = useState<T>(() => read(ctx.answer(id)));
+  // A kept draft wins over the stored answer; `read` gives either the block's shape, whatever was kept.
+  const [draft, setDraft] = useState<T>(() => {
+    const kept = ctx.draft(id);
+    return read(kept !== undefined ? kept : ctx.answer(id));
+  });
   const stored = ctx.answer(id);
-  // A retake clears the stored answer: the draft follows.
+  const mounted = useRef(false);
+  // A retake clears the stored answer: the draft follows (not on mount, where a kept draft may stand alone).
   useEffect(() => {
-    if (stored === undefined) setDraft(read(undefined));
+    if (mounted.current && stored === undefined) setDraft(read(undefined));
+    mounted.current = true;
   }, [stored === undefined]);
-  return [draft, setDraft];
+  const change = (v: T) => {
+    setDraft(v);
+    ctx.saveDraft(id, v);
+  };
+  return [draft, change];
 }
 
 const asString = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -798,6 +819,7 @@ function Poll({ b, ctx }: Props) {
       canSubmit={value !== ''}
       onSubmit={() => ctx.submit(b.id, value)}
       graded={false}
+      label={ctx.t.vote}
     >
       <Choices
         b={b}
@@ -815,6 +837,11 @@ function Reflection({ b, ctx }: Props) {
   const [value, setValue] = useDraft(ctx, b.id, asString);
   const id = `lp-${b.id}-text`;
   const saved = ctx.submitted(b.id) && ctx.answer(b.id) === value;
+  const waiting = value.trim() !== '' && !saved;
+  useEffect(() => {
+    ctx.setPending(b.id, waiting ? { graded: false, submit: () => ctx.submit(b.id, value) } : null);
+    return () => ctx.setPending(b.id, null);
+  });
   return (
     <form
       class="lp-question"
@@ -1083,6 +1110,15 @@ function TimedQuestion({ b, ctx }: Props) {
   const [endsAt, setEndsAt] = useState<number | null>(null);
   const [left, setLeft] = useState(seconds);
   const done = ctx.submitted(b.id);
+  const wasDone = useRef(done);
+  // "Try again" reopens the question with a fresh timer, not the one that ran out.
+  useEffect(() => {
+    if (wasDone.current && !done && endsAt !== null) {
+      setLeft(seconds);
+      setEndsAt(Date.now() + seconds * 1000);
+    }
+    wasDone.current = done;
+  }, [done]);
   useEffect(() => {
     if (endsAt === null || done) return;
     const tick = () => {

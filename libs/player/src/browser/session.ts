@@ -16,6 +16,8 @@ import type {
   RunResult,
 } from '../core/types.js';
 import { HOST_MESSAGE_SOURCE } from '../core/types.js';
+import { isGradedType } from '@lectern/grading';
+import { Drafts, draftsKey } from '../core/drafts.js';
 
 export interface SessionState {
   course: PlayerCourse;
@@ -35,6 +37,20 @@ export interface SessionState {
   moves: number;
   /** A SCORM package found no LMS: the course plays, nothing is recorded. */
   noLms: boolean;
+  /** The furthest screen reached in the pass (a sequential course opens the next one at most). */
+  furthest: number;
+  /** Screens the learner has seen (ids). */
+  visited: Record<string, true>;
+  /** A sequential course held the learner on this screen: its graded blocks are not all answered. */
+  blocked: boolean;
+  /** Immediate mode: the screen the learner asked for while an answer was chosen but not checked. */
+  confirm: number | null;
+}
+
+/** A question on the screen with a chosen answer not handed in; `submit` hands it in. */
+export interface PendingAnswer {
+  graded: boolean;
+  submit(): void;
 }
 
 /** Why the state changed, for a `LocalRun` listener: a new screen, an answer, a finished pass. */
@@ -92,6 +108,13 @@ function randomId(): string {
   return Array.from({ length: 4 }, () => Math.random().toString(36).slice(2, 10)).join('');
 }
 
+/** The furthest screen a pass reached, from its progress (the server's `screenPercent` of that screen). */
+export function furthestScreen(progress: number, total: number): number {
+  let furthest = -1;
+  while (furthest + 1 < total && Math.round(((furthest + 2) / total) * 10_000) / 100 <= progress) furthest++;
+  return furthest;
+}
+
 export function postToHost(message: HostMessage): void {
   if (window.parent === window) return;
   // The messages carry no secret (progress, score), and the player cannot know the host's origin in advance.
@@ -107,6 +130,10 @@ export class Session {
   private carriedMs = 0;
   private run: AttachedRun | null;
   private attempt = 1;
+  private readonly pending = new Map<string, PendingAnswer>();
+  private readonly drafts: Drafts;
+  /** The run was finished when the page opened and not retaken since: the learner reviews, in any order. */
+  private reviewing: boolean;
 
   constructor(
     course: PlayerCourse,
@@ -125,6 +152,13 @@ export class Session {
         ? -1
         : course.screens.findIndex((s) => s.id === last);
     const index = Math.max(0, found);
+    const known = new Set(course.screens.flatMap((s) => s.blocks.map((b) => b.id)));
+    this.drafts = new Drafts(storage(), run && !local ? draftsKey(run.completion.id) : null, known);
+    this.reviewing = run?.completion.status === 'completed';
+    const furthest = Math.max(
+      index,
+      furthestScreen(run?.completion.progressPercent ?? 0, course.screens.length),
+    );
     const atEnd = index === course.screens.length - 1;
     // A one-screen course is finished as soon as it shows; elsewhere the learner has to arrive at the end.
     const endedHere = atEnd && (found !== -1 || course.screens.length === 1);
@@ -133,7 +167,15 @@ export class Session {
       index,
       answers: { ...answers },
       submitted: Object.fromEntries(Object.keys(answers).map((k) => [k, true])),
-      feedback: {},
+      // Immediate mode: a resumed run shows the verdicts already given, not reopened questions.
+      feedback:
+        course.quizFeedback === 'immediate' && !local
+          ? Object.fromEntries(
+              (run?.completion.feedback ?? [])
+                .filter((f) => Object.hasOwn(answers, f.blockId))
+                .map((f) => [f.blockId, f]),
+            )
+          : {},
       result: local
         ? endedHere
           ? local.finish(answers, this.attempt)
@@ -147,6 +189,11 @@ export class Session {
       preview: run === null && local === null,
       moves: 0,
       noLms: local?.noLms ?? false,
+      furthest,
+      // On a resumed run the screens up to the furthest reached count as seen.
+      visited: Object.fromEntries(course.screens.slice(0, furthest + 1).map((s) => [s.id, true as const])),
+      blocked: false,
+      confirm: null,
     };
     if (run !== null) this.startRun(run, found === -1);
     local?.onChange(this.state, this.state.result ? 'finish' : 'screen');
@@ -184,8 +231,15 @@ export class Session {
 
   // ------------------------------------------------------------------ navigation
 
-  go(index: number, force = false): void {
+  go(index: number, force = false, leaveUnchecked = false): void {
     if (index < 0 || index >= this.total || (index === this.state.index && !force)) return;
+    if (index > this.state.index && !force) {
+      if (!this.handInPending(index, leaveUnchecked)) return;
+      if (!this.canReach(index)) {
+        this.set({ blocked: true, confirm: null });
+        return;
+      }
+    }
     const screen = this.state.course.screens[index];
     const last = index === this.total - 1;
     const localResult =
@@ -194,6 +248,12 @@ export class Session {
       index,
       moves: this.state.moves + 1,
       finished: this.state.finished || last,
+      furthest: Math.max(this.state.furthest, index),
+      visited: this.state.visited[screen.id]
+        ? this.state.visited
+        : { ...this.state.visited, [screen.id]: true },
+      blocked: false,
+      confirm: null,
       awaitingResult: last && this.local === null && this.run !== null && this.state.result === null,
       ...(localResult ? { result: localResult } : {}),
     });
@@ -210,6 +270,77 @@ export class Session {
     else if (last && this.run === null) this.announceCompleted(null);
   }
 
+  /** A sequential course opens a screen once every graded block before it is answered, one new screen at a time. */
+  canReach(index: number): boolean {
+    const { course, furthest, finished } = this.state;
+    if (course.completion !== 'sequential' || finished || this.reviewing || this.state.preview) return true;
+    if (index <= furthest) return true;
+    return index === furthest + 1 && this.unanswered(index).length === 0;
+  }
+
+  /** Graded blocks of the screens before `index` with no answer. */
+  unanswered(index: number): string[] {
+    return this.state.course.screens
+      .slice(0, index)
+      .flatMap((s) => s.blocks)
+      .filter((b) => isGradedType(b.type) && !Object.hasOwn(this.state.answers, b.id))
+      .map((b) => b.id);
+  }
+
+  /** A screen whose graded blocks all have an answer (one without graded blocks once seen). */
+  complete(screenIndex: number): boolean {
+    const s = this.state.course.screens[screenIndex];
+    if (!s || !this.state.visited[s.id]) return false;
+    return s.blocks.every((b) => !isGradedType(b.type) || Object.hasOwn(this.state.answers, b.id));
+  }
+
+  /**
+   * Moving on with a chosen answer not handed in: deferred mode hands it in; immediate mode asks first (false:
+   * the learner is asked, the move waits), unless the learner chose to leave it. Ungraded answers (a poll's vote,
+   * a reflection) are handed in either way.
+   */
+  private handInPending(target: number, leaveUnchecked: boolean): boolean {
+    const waiting = [...this.pending.entries()].filter(([id]) => !this.state.submitted[id]);
+    const ask = this.state.course.quizFeedback === 'immediate' && !this.state.preview && this.local === null;
+    if (ask && !leaveUnchecked && waiting.some(([, p]) => p.graded)) {
+      this.set({ confirm: target, blocked: false });
+      return false;
+    }
+    for (const [, p] of waiting) if (!(ask && p.graded)) p.submit();
+    return true;
+  }
+
+  /** Immediate mode, asked on leaving: check the chosen answers now and stay to see the verdicts. */
+  checkPending(): void {
+    for (const [id, p] of [...this.pending.entries()]) if (!this.state.submitted[id]) p.submit();
+    this.set({ confirm: null });
+  }
+
+  /** Immediate mode, asked on leaving: go on without checking (a sequential course still needs the answers). */
+  leavePending(): void {
+    const target = this.state.confirm;
+    this.set({ confirm: null });
+    if (target !== null) this.go(target, false, true);
+  }
+
+  dismissConfirm(): void {
+    if (this.state.confirm !== null) this.set({ confirm: null });
+  }
+
+  /** A question block tells the session what it would hand in (null: nothing chosen, or nothing to hand in). */
+  setPending(blockId: string, pending: PendingAnswer | null): void {
+    if (pending) this.pending.set(blockId, pending);
+    else this.pending.delete(blockId);
+  }
+
+  draft(blockId: string): unknown {
+    return this.drafts.get(blockId);
+  }
+
+  saveDraft(blockId: string, value: unknown): void {
+    this.drafts.set(blockId, value);
+  }
+
   goToScreen(screenId: string): void {
     const i = this.state.course.screens.findIndex((s) => s.id === screenId);
     if (i !== -1) this.go(i);
@@ -223,10 +354,12 @@ export class Session {
     delete feedback[blockId];
     const verdict = this.local?.grade(blockId, answer) ?? null;
     if (verdict && this.state.course.quizFeedback === 'immediate') feedback[blockId] = verdict;
+    this.drafts.delete(blockId);
     this.set({
       answers: { ...this.state.answers, [blockId]: answer },
       submitted: { ...this.state.submitted, [blockId]: true },
       feedback,
+      blocked: false,
     });
     this.send({ type: 'answer', blockId, answer }, true);
     this.local?.onChange(this.state, 'answer');
@@ -262,7 +395,20 @@ export class Session {
       }
     }
     this.attempt += 1;
-    this.set({ answers: {}, submitted: {}, feedback: {}, result: null, finished: false, offline: false });
+    this.reviewing = false;
+    this.drafts.clear();
+    this.set({
+      answers: {},
+      submitted: {},
+      feedback: {},
+      result: null,
+      finished: false,
+      offline: false,
+      furthest: 0,
+      visited: {},
+      blocked: false,
+      confirm: null,
+    });
     this.go(0, true);
   }
 

@@ -50,6 +50,18 @@ export const CHROME_KEYS = [
   'yourPoint',
   'opensNewTab',
   'calculating',
+  'locked',
+  'visited',
+  'screenComplete',
+  'answerFirst',
+  'unsubmitted',
+  'checkNow',
+  'leaveAnyway',
+  'review',
+  'yourAnswer',
+  'rightAnswer',
+  'noAnswer',
+  'vote',
 ] as const;
 export type ChromeKey = (typeof CHROME_KEYS)[number];
 export type ChromeStrings = Record<ChromeKey, string>;
@@ -101,6 +113,18 @@ const en: ChromeStrings = {
   yourPoint: 'Your point',
   opensNewTab: '(opens in a new tab)',
   calculating: 'Working out your result…',
+  locked: 'locked',
+  visited: 'visited',
+  screenComplete: 'complete',
+  answerFirst: 'Answer the questions on this screen to continue.',
+  unsubmitted: 'You chose an answer but have not checked it yet.',
+  checkNow: 'Check my answer',
+  leaveAnyway: 'Continue without it',
+  review: 'Your answers',
+  yourAnswer: 'Your answer: {name}',
+  rightAnswer: 'Correct answer: {name}',
+  noAnswer: 'No answer',
+  vote: 'Vote',
 };
 
 const es: ChromeStrings = {
@@ -150,6 +174,18 @@ const es: ChromeStrings = {
   yourPoint: 'Tu punto',
   opensNewTab: '(se abre en una pestaña nueva)',
   calculating: 'Calculando tu resultado…',
+  locked: 'bloqueada',
+  visited: 'visitada',
+  screenComplete: 'completada',
+  answerFirst: 'Responde a las preguntas de esta pantalla para continuar.',
+  unsubmitted: 'Elegiste una respuesta pero aún no la has comprobado.',
+  checkNow: 'Comprobar mi respuesta',
+  leaveAnyway: 'Continuar sin ella',
+  review: 'Tus respuestas',
+  yourAnswer: 'Tu respuesta: {name}',
+  rightAnswer: 'Respuesta correcta: {name}',
+  noAnswer: 'Sin respuesta',
+  vote: 'Votar',
 };
 
 const fr: ChromeStrings = {
@@ -200,6 +236,18 @@ const fr: ChromeStrings = {
   yourPoint: 'Votre point',
   opensNewTab: '(s’ouvre dans un nouvel onglet)',
   calculating: 'Calcul de votre résultat…',
+  locked: 'verrouillé',
+  visited: 'consulté',
+  screenComplete: 'terminé',
+  answerFirst: 'Répondez aux questions de cet écran pour continuer.',
+  unsubmitted: 'Vous avez choisi une réponse sans la vérifier.',
+  checkNow: 'Vérifier ma réponse',
+  leaveAnyway: 'Continuer sans elle',
+  review: 'Vos réponses',
+  yourAnswer: 'Votre réponse : {name}',
+  rightAnswer: 'Bonne réponse : {name}',
+  noAnswer: 'Pas de réponse',
+  vote: 'Voter',
 };
 
 const de: ChromeStrings = {
@@ -250,6 +298,18 @@ const de: ChromeStrings = {
   yourPoint: 'Ihr Punkt',
   opensNewTab: '(öffnet in neuem Tab)',
   calculating: 'Ihr Ergebnis wird berechnet…',
+  locked: 'gesperrt',
+  visited: 'besucht',
+  screenComplete: 'abgeschlossen',
+  answerFirst: 'Beantworten Sie die Fragen auf dieser Seite, um fortzufahren.',
+  unsubmitted: 'Sie haben eine Antwort gewählt, aber noch nicht geprüft.',
+  checkNow: 'Antwort prüfen',
+  leaveAnyway: 'Ohne sie weiter',
+  review: 'Ihre Antworten',
+  yourAnswer: 'Ihre Antwort: {name}',
+  rightAnswer: 'Richtige Antwort: {name}',
+  noAnswer: 'Keine Antwort',
+  vote: 'Abstimmen',
 };
 
 const pt: ChromeStrings = {
@@ -299,6 +359,18 @@ const pt: ChromeStrings = {
   yourPoint: 'O seu ponto',
   opensNewTab: '(abre num novo separador)',
   calculating: 'A calcular o seu resultado…',
+  locked: 'bloqueado',
+  visited: 'visitado',
+  screenComplete: 'concluído',
+  answerFirst: 'Responda às perguntas deste ecrã para continuar.',
+  unsubmitted: 'Escolheu uma resposta mas ainda não a verificou.',
+  checkNow: 'Verificar a resposta',
+  leaveAnyway: 'Continuar sem ela',
+  review: 'As suas respostas',
+  yourAnswer: 'A sua resposta: {name}',
+  rightAnswer: 'Resposta correta: {name}',
+  noAnswer: 'Sem resposta',
+  vote: 'Votar',
 };
 
 const ar: ChromeStrings = {
@@ -348,6 +420,18 @@ const ar: ChromeStrings = {
   yourPoint: 'نقطتك',
   opensNewTab: '(يفتح في علامة تبويب جديدة)',
   calculating: 'جارٍ حساب نتيجتك…',
+  locked: 'مقفلة',
+  visited: 'تمت زيارتها',
+  screenComplete: 'مكتملة',
+  answerFirst: 'أجب عن أسئلة هذه الشاشة للمتابعة.',
+  unsubmitted: 'اخترت إجابة لكنك لم تتحقق منها بعد.',
+  checkNow: 'تحقق من إجابتي',
+  leaveAnyway: 'المتابعة من دونها',
+  review: 'إجاباتك',
+  yourAnswer: 'إجابتك: {name}',
+  rightAnswer: 'الإجابة الصحيحة: {name}',
+  noAnswer: 'لا توجد إجابة',
+  vote: 'صوّت',
 };
 
 const he: ChromeStrings = {
@@ -397,6 +481,18 @@ const he: ChromeStrings = {
   yourPoint: 'הנקודה שלך',
   opensNewTab: '(נפתח בכרטיסייה חדשה)',
   calculating: 'מחשבים את התוצאה…',
+  locked: 'נעול',
+  visited: 'נצפה',
+  screenComplete: 'הושלם',
+  answerFirst: 'ענו על השאלות במסך זה כדי להמשיך.',
+  unsubmitted: 'בחרתם תשובה אך עדיין לא בדקתם אותה.',
+  checkNow: 'בדיקת התשובה',
+  leaveAnyway: 'להמשיך בלעדיה',
+  review: 'התשובות שלך',
+  yourAnswer: 'התשובה שלך: {name}',
+  rightAnswer: 'התשובה הנכונה: {name}',
+  noAnswer: 'אין תשובה',
+  vote: 'הצבעה',
 };
 
 const ja: ChromeStrings = {
@@ -446,6 +542,18 @@ const ja: ChromeStrings = {
   yourPoint: '選んだ位置',
   opensNewTab: '(新しいタブで開きます)',
   calculating: '結果を計算しています…',
+  locked: 'ロック中',
+  visited: '表示済み',
+  screenComplete: '完了',
+  answerFirst: '続けるには、この画面の質問に答えてください。',
+  unsubmitted: '回答を選びましたが、まだ確認していません。',
+  checkNow: '回答を確認する',
+  leaveAnyway: '確認せずに進む',
+  review: 'あなたの回答',
+  yourAnswer: 'あなたの回答：{name}',
+  rightAnswer: '正解：{name}',
+  noAnswer: '未回答',
+  vote: '投票する',
 };
 
 const zh: ChromeStrings = {
@@ -495,6 +603,18 @@ const zh: ChromeStrings = {
   yourPoint: '您选择的位置',
   opensNewTab: '(在新标签页中打开)',
   calculating: '正在计算您的结果…',
+  locked: '已锁定',
+  visited: '已查看',
+  screenComplete: '已完成',
+  answerFirst: '请回答本页的问题后继续。',
+  unsubmitted: '您已选择答案，但尚未检查。',
+  checkNow: '检查我的答案',
+  leaveAnyway: '不检查，继续',
+  review: '您的答案',
+  yourAnswer: '您的答案：{name}',
+  rightAnswer: '正确答案：{name}',
+  noAnswer: '未作答',
+  vote: '投票',
 };
 
 export const CHROME_STRINGS: Record<string, ChromeStrings> = { en, es, fr, de, pt, ar, he, ja, zh };

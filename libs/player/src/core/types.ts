@@ -39,6 +39,8 @@ export interface PlayerCourse {
   locale?: string;
   quizFeedback?: 'immediate' | 'deferred';
   navigation?: 'default' | 'hidden';
+  /** `sequential`: screens in order, graded blocks answered before moving past them (absent: `free`). */
+  completion?: 'free' | 'sequential';
   passingScore?: number | null;
   contentHash?: string;
   theme?: PlayerTheme | null;
@@ -54,6 +56,8 @@ export interface CompletionState {
   progressPercent: number;
   answers?: Record<string, unknown>;
   locale?: string;
+  /** Immediate mode: the verdicts already given for the stored answers. */
+  feedback?: Feedback[];
   /** A run finished before: its last result (the open answers it, so a resumed end screen knows it). */
   result?: RunResult;
   /** The run's certificate once issued (it stays the learner's whatever a later pass scores). */
@@ -82,6 +86,18 @@ export interface RunResult {
   score: number | null;
   passed: boolean | null;
   attempt: number;
+  /** The finish's review (docs/player-api.md "Review"); absent in SCORM packages and older answers. */
+  review?: ReviewItem[];
+}
+
+export interface ReviewItem {
+  blockId: string;
+  screenId: string;
+  correct: boolean;
+  answer?: unknown;
+  correctAnswer?: unknown;
+  explanation?: string;
+  outcome?: string;
 }
 
 /** `data` of the events answer. */

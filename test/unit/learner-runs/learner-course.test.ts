@@ -95,6 +95,7 @@ describe('learner runs: the learner-course builder', () => {
       locale: 'en',
       quizFeedback: 'immediate',
       navigation: 'default',
+      completion: 'free',
       passingScore: 70,
       contentHash: contentHash({
         title: 'Fire safety',
@@ -105,7 +106,7 @@ describe('learner runs: the learner-course builder', () => {
       theme,
       screens: stripAnswerKeys(allTypesScreens(), { secret: SECRET }),
     });
-    // The Player API reads no fonts of the course: the key is absent, not empty.
+    // A course without fonts of its own sends no key: absent, not empty.
     expect(built).not.to.have.property('customFonts');
     // The preview reads them, and serves them as stored.
     const fonts = [{ family: 'Serif Pro', url: 'https://fonts.example/s.woff2' }];

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Block, Screen } from '@lectern/courses';
-import { CHROME_STRINGS, type PlayerCourse } from '@lectern/player';
+import { CHROME_STRINGS, CONCEPTS, contrastRatio, type PlayerCourse } from '@lectern/player';
 import {
   buildPlayerOnce,
   inPage,
@@ -74,6 +74,29 @@ describe('player accessibility: block controls (Chromium)', function () {
     ];
     server.add('pagers', { course: course(screens()) });
     server.add('pagers-fr', { course: course(screens(), { locale: 'fr' }) });
+    for (const mode of ['light', 'dark'] as const)
+      for (const concept of CONCEPTS)
+        server.add(`link-${concept}-${mode}`, {
+          course: course(
+            [
+              {
+                id: 's1',
+                title: 'Links',
+                blocks: [
+                  {
+                    id: 'go',
+                    type: 'button',
+                    label: 'Open the handbook',
+                    action: 'url',
+                    url: 'https://example.org/',
+                  },
+                  { id: 'txt', type: 'text', text: 'Read [the policy](https://example.org/policy) first.' },
+                ] as Block[],
+              },
+            ],
+            { theme: { tokens: { concept, mode } } },
+          ),
+        });
   });
   after(async () => {
     await context?.close();
@@ -138,5 +161,35 @@ describe('player accessibility: block controls (Chromium)', function () {
     } finally {
       await page.close();
     }
+  });
+
+  it('the link-style button is readable (≥ 4.5:1) in all 14 concept × mode variants', async () => {
+    const hex = (rgb: string) =>
+      '#' +
+      (rgb.match(/\d+(\.\d+)?/g) ?? [])
+        .slice(0, 3)
+        .map((n) => Math.round(Number(n)).toString(16).padStart(2, '0'))
+        .join('');
+    const variants = (['light', 'dark'] as const).flatMap((mode) =>
+      CONCEPTS.map((concept) => `${concept}-${mode}`),
+    );
+    const ratios = await Promise.all(
+      variants.map(async (v) => {
+        const { page, errors } = await open(`link-${v}`);
+        try {
+          const link = page.getByRole('link', { name: /Open the handbook/ });
+          await link.waitFor();
+          const fg = await inPage<string>(page, 'style', 'a.lp-btn', 'color');
+          const bg = await inPage<string>(page, 'style', 'a.lp-btn', 'backgroundColor');
+          const alpha = bg.startsWith('rgba') ? 'translucent' : 'opaque';
+          expect(alpha, v).to.equal('opaque');
+          expect(errors, v).to.deep.equal([]);
+          return [v, contrastRatio(hex(fg), hex(bg))] as const;
+        } finally {
+          await page.close();
+        }
+      }),
+    );
+    for (const [v, ratio] of ratios) expect(ratio, `${v}: ${ratio.toFixed(2)}:1`).to.be.at.least(4.5);
   });
 });

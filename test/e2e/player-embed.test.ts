@@ -66,10 +66,14 @@ describe('player: the embed page boots the bundle against the Player API (Chromi
 
     const page = await browser.newPage();
     try {
-      // Uncaught errors and any Content-Security-Policy violation (the page's policy is strict). Other console
-      // errors are not this test's business (the browser's own /favicon.ico request is a 404).
+      // Uncaught errors and any Content-Security-Policy violation (the page's policy is strict).
       await watchCspViolations(page);
       const errors: string[] = [];
+      // The page names an empty data: icon, so the browser never asks for /favicon.ico (a 404 in the console).
+      const failed: string[] = [];
+      page.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+      });
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => {
         if (m.type() === 'error' && /CSP violation|Content Security Policy/.test(m.text()))
@@ -101,6 +105,7 @@ describe('player: the embed page boots the bundle against the Player API (Chromi
       await waitReady(page);
       await page.getByRole('heading', { name: 'All done' }).waitFor();
       expect(errors).to.deep.equal([]);
+      expect(failed).to.deep.equal([]);
     } finally {
       await page.close();
     }

@@ -6,6 +6,7 @@ import { cspHash } from '../http/page-security.js';
  * `<script type="application/json" id="lectern-player-config">` (apiBase, courseId, identity, lang, mode) and a
  * mount point `<div id="lectern-player">`; the bundle (libs/player) opens the run through /player/v1 itself.
  * Without a bundle configured the page still carries the config, so a headless or custom player can read it.
+ * Its empty `data:` icon (allowed by the page policy's img-src) keeps the browser from asking for /favicon.ico.
  */
 export interface EmbedPageInput {
   courseId: string;
@@ -49,6 +50,7 @@ export function renderEmbedPage(input: EmbedPageInput): string {
 <html lang="${escapeHtml(input.lang ?? 'en')}"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>Course</title>${css}
 <style>${EMBED_PAGE_STYLE}</style>
 </head><body>
@@ -82,6 +84,7 @@ export function renderErrorPage(status: number, page?: { title: string; text: st
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>${page.title}</title>
 <style>${ERROR_PAGE_STYLE}</style>
 </head><body><main><h1>${page.title}</h1><p>${page.text}</p></main></body></html>

@@ -196,32 +196,51 @@ function Flashcard({ b, ctx }: Props) {
   );
 }
 
-/** Stack and slideshow: one item at a time with Previous/Next and a live "n of N". */
+/**
+ * Stack and slideshow: one item at a time with "Previous/Next card" (or slide) and a live "n of N". The buttons
+ * name what they move, so neither reads as a bare "Next" beside the screen's Continue. When a press reaches an end
+ * its button becomes disabled: focus moves to the other button instead of dropping to the page.
+ */
 function Pager({
   count,
+  labels,
   t,
   render,
 }: {
   count: number;
+  labels: { previous: string; next: string };
   t: ChromeStrings;
   render: (i: number) => ComponentChildren;
 }) {
   const [i, setI] = useState(0);
+  const prevRef = useRef<HTMLButtonElement>(null);
+  const nextRef = useRef<HTMLButtonElement>(null);
   if (count === 0) return null;
   const at = Math.min(i, count - 1);
+  const go = (to: number) => {
+    setI(to);
+    if (to === 0) nextRef.current?.focus();
+    else if (to === count - 1) prevRef.current?.focus();
+  };
   return (
     <div class="lp-pager" data-noswipe>
       <div class="lp-pager-item">{render(at)}</div>
       {count > 1 && (
         <div class="lp-pager-nav">
-          <button type="button" class="lp-btn" onClick={() => setI(at - 1)} disabled={at === 0}>
-            {t.previous}
+          <button ref={prevRef} type="button" class="lp-btn" onClick={() => go(at - 1)} disabled={at === 0}>
+            {labels.previous}
           </button>
           <span aria-live="polite" class="lp-muted">
             {format(t.itemOf, { n: at + 1, total: count })}
           </span>
-          <button type="button" class="lp-btn" onClick={() => setI(at + 1)} disabled={at === count - 1}>
-            {t.next}
+          <button
+            ref={nextRef}
+            type="button"
+            class="lp-btn"
+            onClick={() => go(at + 1)}
+            disabled={at === count - 1}
+          >
+            {labels.next}
           </button>
         </div>
       )}
@@ -234,6 +253,7 @@ function Stack({ b, ctx }: Props) {
   return (
     <Pager
       count={cards.length}
+      labels={{ previous: ctx.t.previousCard, next: ctx.t.nextCard }}
       t={ctx.t}
       render={(i) => (
         <div class="lp-card">
@@ -250,6 +270,7 @@ function Slideshow({ b, ctx }: Props) {
   return (
     <Pager
       count={slides.length}
+      labels={{ previous: ctx.t.previousSlide, next: ctx.t.nextSlide }}
       t={ctx.t}
       render={(i) => (
         <Figure src={mediaSrc(slides[i].image)} alt={str(slides[i].alt)} caption={str(slides[i].caption)} />

@@ -144,6 +144,8 @@ async function readBody(res: Response): Promise<unknown> {
   return bytes.byteLength ? bytes : null;
 }
 
+// The class gains a method per operationId in its constructor; the interface of the same name types them.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class LecternClient {
   /** The service root (no trailing slash, no `/api/v1`). */
   readonly origin: string;

@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'var/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'var/**', 'libs/client/src/generated/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

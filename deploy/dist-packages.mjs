@@ -20,19 +20,25 @@ for (const kind of ['libs', 'apps']) {
     const manifest = path.join(root, kind, name, 'package.json');
     if (!existsSync(manifest)) continue;
     const pkg = JSON.parse(readFileSync(manifest, 'utf8'));
-    const entry = path.join(dist, kind, name, 'src', 'index.js');
     if (!pkg.exports) continue;
-    if (!existsSync(entry))
-      throw new Error(`${pkg.name}: ${path.relative(root, entry)} is missing; run tsc first`);
+    // `exports` is "./src/index.ts" or a map of subpaths ({".": "./src/index.ts", "./ids": "./src/ids.ts"}).
+    const map = typeof pkg.exports === 'string' ? { '.': pkg.exports } : pkg.exports;
     const dir = path.join(scope, name);
     mkdirSync(dir, { recursive: true });
-    // `exports` targets must stay inside the package, so the package is a one-line re-export of the entry.
-    const rel = path.relative(dir, entry).split(path.sep).join('/');
-    writeFileSync(path.join(dir, 'index.js'), `export * from '${rel}';\n`);
+    const exportsOut = {};
+    for (const [sub, target] of Object.entries(map)) {
+      const entry = path.join(dist, kind, name, target.replace(/\.ts$/, '.js'));
+      if (!existsSync(entry))
+        throw new Error(`${pkg.name}: ${path.relative(root, entry)} is missing; run tsc first`);
+      // `exports` targets must stay inside the package, so each subpath is a one-line re-export of its entry.
+      const file = sub === '.' ? 'index.js' : `${sub.slice(2).replace(/\//g, '-')}.js`;
+      const rel = path.relative(dir, entry).split(path.sep).join('/');
+      writeFileSync(path.join(dir, file), `export * from '${rel}';\n`);
+      exportsOut[sub] = `./${file}`;
+    }
     writeFileSync(
       path.join(dir, 'package.json'),
-      JSON.stringify({ name: pkg.name, private: true, type: 'module', exports: './index.js' }, null, 2) +
-        '\n',
+      JSON.stringify({ name: pkg.name, private: true, type: 'module', exports: exportsOut }, null, 2) + '\n',
     );
     count++;
   }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { randomBase62 } from '@lectern/db';
+import { randomBase62 } from '@lectern/db/ids';
 
 /** `lk_` + 40 base62 characters (~238 bits). The first 12 after the prefix are an indexed lookup. */
 export const KEY_PREFIX = 'lk_';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DbEnv, parseEnv } from '@lectern/config';
 import { createKey, revokeKey } from '@lectern/admin';
-import { UsageError, print, withOrm } from '../shared.js';
+import { UsageError, print, withSql } from '../shared.js';
 
 /** lectern key create | revoke */
 export async function keyCommand([sub, ...rest]: string[]): Promise<void> {
@@ -27,7 +27,7 @@ async function create(args: string[]): Promise<void> {
   const workspace = values.workspace;
   if (!workspace) throw new UsageError('--workspace is required');
   const cfg = parseEnv([DbEnv], process.env);
-  const k = await withOrm(cfg, (em) => createKey(em, workspace, values.scope as 'read' | 'write'));
+  const k = await withSql(cfg, (sql) => createKey(sql, workspace, values.scope as 'read' | 'write'));
   print(
     values.json ? JSON.stringify(k) : `created ${k.scope} key ${k.id}\n${k.key}\n(shown once; store it now)`,
   );
@@ -36,6 +36,6 @@ async function create(args: string[]): Promise<void> {
 async function revoke([id]: string[]): Promise<void> {
   if (!id) throw new UsageError('usage: lectern key revoke KEY_ID');
   const cfg = parseEnv([DbEnv], process.env);
-  await withOrm(cfg, (em) => revokeKey(em, id));
+  await withSql(cfg, (sql) => revokeKey(sql, id));
   print(`revoked ${id}`);
 }

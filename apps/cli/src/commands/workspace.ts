@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DbEnv, parseEnv } from '@lectern/config';
 import { createWorkspace, setBilling, setPlan } from '@lectern/admin';
-import { UsageError, print, withOrm } from '../shared.js';
+import { UsageError, print, withSql } from '../shared.js';
 
 /** lectern workspace create | set-plan | billing */
 export async function workspaceCommand([sub, ...rest]: string[]): Promise<void> {
@@ -29,7 +29,7 @@ async function create(args: string[]): Promise<void> {
   const name = values.name;
   if (!name) throw new UsageError('--name is required');
   const cfg = parseEnv([DbEnv], process.env);
-  const ws = await withOrm(cfg, (em) => createWorkspace(em, name, values.plan!));
+  const ws = await withSql(cfg, (sql) => createWorkspace(sql, name, values.plan!));
   print(
     values.json
       ? JSON.stringify({ id: ws.id, name: ws.name, plan: ws.plan })
@@ -40,7 +40,7 @@ async function create(args: string[]): Promise<void> {
 async function updatePlan([id, plan]: string[]): Promise<void> {
   if (!id || !plan) throw new UsageError('usage: lectern workspace set-plan WORKSPACE_ID PLAN');
   const cfg = parseEnv([DbEnv], process.env);
-  const ws = await withOrm(cfg, (em) => setPlan(em, id, plan));
+  const ws = await withSql(cfg, (sql) => setPlan(sql, id, plan));
   print(`workspace ${ws.id} is now on ${ws.plan}`);
 }
 
@@ -67,8 +67,8 @@ async function billing(args: string[]): Promise<void> {
       throw new UsageError('--past-due needs --grace-until with an ISO 8601 timestamp');
   }
   const cfg = parseEnv([DbEnv], process.env);
-  const ws = await withOrm(cfg, (em) =>
-    setBilling(em, id, values.paid ? { pastDue: false } : { pastDue: true, graceUntil: graceUntil! }),
+  const ws = await withSql(cfg, (sql) =>
+    setBilling(sql, id, values.paid ? { pastDue: false } : { pastDue: true, graceUntil: graceUntil! }),
   );
   print(
     `workspace ${ws.id} billing: ${ws.billingStatus}${ws.graceUntil ? ` (grace until ${ws.graceUntil.toISOString()})` : ''}`,

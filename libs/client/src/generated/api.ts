@@ -245,7 +245,7 @@ export interface paths {
         put?: never;
         /**
          * Create a draft course
-         * @description Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, passingScore/themeId/certificateId null, screens and customFonts []. Sandbox: at most 3 courses per workspace and 30 screens per course (403 plan_required). themeId/certificateId of another workspace: 400 with the path.
+         * @description Defaults: status draft, sourceKind manual, direction ltr, locale en, quizFeedback deferred, navigation default, completion free, passingScore/themeId/certificateId null, screens and customFonts []. Sandbox: at most 3 courses per workspace and 30 screens per course (403 plan_required). themeId/certificateId of another workspace: 400 with the path.
          */
         post: operations["createCourse"];
         delete?: never;
@@ -1047,7 +1047,7 @@ export interface paths {
         };
         /**
          * The player bundle (script and stylesheet) the embed page loads
-         * @description Content-hashed file names, so a response never changes: `Cache-Control: public, max-age=31536000, immutable`.
+         * @description Content-hashed file names, so a response never changes: `Cache-Control: public, max-age=31536000, immutable`. Compressed with brotli or gzip as `Accept-Encoding` allows (`Vary: Accept-Encoding`); each encoding has its own ETag and a matching `If-None-Match` answers 304.
          */
         get: operations["getPlayerAsset"];
         put?: never;
@@ -1400,6 +1400,8 @@ export interface components {
         CollectionCourse: {
             /** @description null: the built-in default certificate design */
             certificateId: string | null;
+            /** @enum {string} */
+            completion: "free" | "sequential";
             /** @description Fingerprint of the material a learner is shown (docs/blocks.md) */
             contentHash: string;
             /**
@@ -1425,6 +1427,9 @@ export interface components {
             passingScore: number | null;
             /** @enum {string} */
             quizFeedback: "deferred" | "immediate";
+            review: {
+                showCorrectAnswers: boolean;
+            };
             /** @description `manual`, `csv`, `scorm` or `generated` */
             sourceKind: string;
             /** @enum {string} */
@@ -1516,6 +1521,8 @@ export interface components {
         Course: {
             /** @description null: the built-in default certificate design */
             certificateId: string | null;
+            /** @enum {string} */
+            completion: "free" | "sequential";
             /** @description Fingerprint of the material a learner is shown (docs/blocks.md) */
             contentHash: string;
             /**
@@ -1541,6 +1548,9 @@ export interface components {
             passingScore: number | null;
             /** @enum {string} */
             quizFeedback: "deferred" | "immediate";
+            review: {
+                showCorrectAnswers: boolean;
+            };
             screens: ({
                 blocks: (({
                     id: string;
@@ -2016,6 +2026,11 @@ export interface components {
         };
         CreateCourse: {
             certificateId?: string | null;
+            /**
+             * @description `free` (default): any screen in any order. `sequential`: screens in order, each screen's graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").
+             * @enum {string}
+             */
+            completion?: "free" | "sequential";
             customFonts?: {
                 family: string;
                 /** @enum {string} */
@@ -2036,6 +2051,10 @@ export interface components {
             passingScore?: number | null;
             /** @enum {string} */
             quizFeedback?: "deferred" | "immediate";
+            /** @description The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review"). */
+            review?: {
+                showCorrectAnswers: boolean;
+            };
             /** @description Ordered screens `{id, title, blocks}`; block fields per type in docs/blocks.md. Unknown fields are stored and returned. PATCH replaces the whole array. */
             screens?: ({
                 blocks: (({
@@ -2626,11 +2645,25 @@ export interface components {
                 blockId: string;
                 correct: boolean;
                 explanation?: string;
+                /** @description A scenario: the outcome text of the chosen choice */
+                outcome?: string;
             }[];
             /** @description Only when this batch finished the run */
             result?: {
                 attempt: number;
                 passed: boolean | null;
+                /** @description Every graded question of the finished pass in course order: right or wrong, the learner's answer, the explanation, and the correct answer when the course shows them (docs/player-api.md "Review") */
+                review?: {
+                    /** @description The learner's answer; absent when unanswered */
+                    answer?: unknown;
+                    blockId: string;
+                    correct: boolean;
+                    /** @description A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots) */
+                    correctAnswer?: unknown;
+                    explanation?: string;
+                    outcome?: string;
+                    screenId: string;
+                }[];
                 score: number | null;
             };
         };
@@ -2736,6 +2769,11 @@ export interface components {
             total: number;
         };
         PlayerCourse: {
+            /**
+             * @description `sequential`: screens in order, a screen's graded blocks answered before the next (a batch that jumps ahead is refused: 409 `conflict`, reason `out_of_order` or `unanswered`)
+             * @enum {string}
+             */
+            completion: "free" | "sequential";
             /** @description Fingerprint of the material served (in this locale) */
             contentHash: string;
             /** @description The course's own fonts (`customFonts` of the course), as stored */
@@ -2771,6 +2809,11 @@ export interface components {
             title: string;
         };
         PlayerCourse_output: {
+            /**
+             * @description `sequential`: screens in order, a screen's graded blocks answered before the next (a batch that jumps ahead is refused: 409 `conflict`, reason `out_of_order` or `unanswered`)
+             * @enum {string}
+             */
+            completion: "free" | "sequential";
             /** @description Fingerprint of the material served (in this locale) */
             contentHash: string;
             /** @description The course's own fonts (`customFonts` of the course), as stored */
@@ -2921,6 +2964,13 @@ export interface components {
                 /** @description The public verification page of the certificate */
                 verifyUrl: string;
             };
+            /** @description Only for a course with quizFeedback `immediate` and a run with answers: the verdicts already given, so a resumed run shows them */
+            feedback?: {
+                blockId: string;
+                correct: boolean;
+                explanation?: string;
+                outcome?: string;
+            }[];
             id: string;
             lastScreenId: string | null;
             locale: string;
@@ -2943,6 +2993,13 @@ export interface components {
                 /** @description The public verification page of the certificate */
                 verifyUrl: string;
             };
+            /** @description Only for a course with quizFeedback `immediate` and a run with answers: the verdicts already given, so a resumed run shows them */
+            feedback?: {
+                blockId: string;
+                correct: boolean;
+                explanation?: string;
+                outcome?: string;
+            }[];
             id: string;
             lastScreenId: string | null;
             locale: string;
@@ -3109,6 +3166,11 @@ export interface components {
         };
         UpdateCourse: {
             certificateId?: string | null;
+            /**
+             * @description `free` (default): any screen in any order. `sequential`: screens in order, each screen's graded blocks answered before the next; the Player API refuses a batch that jumps ahead (docs/authoring.md "Completion rules").
+             * @enum {string}
+             */
+            completion?: "free" | "sequential";
             customFonts?: {
                 family: string;
                 /** @enum {string} */
@@ -3129,6 +3191,10 @@ export interface components {
             passingScore?: number | null;
             /** @enum {string} */
             quizFeedback?: "deferred" | "immediate";
+            /** @description The review a learner gets after finishing: `showCorrectAnswers` (default false) adds the right answer beside each graded question (docs/authoring.md "Review"). */
+            review?: {
+                showCorrectAnswers: boolean;
+            };
             /** @description Ordered screens `{id, title, blocks}`; block fields per type in docs/blocks.md. Unknown fields are stored and returned. PATCH replaces the whole array. */
             screens?: ({
                 blocks: (({
@@ -10117,6 +10183,13 @@ export interface operations {
                 content: {
                     "application/javascript": string;
                 };
+            };
+            /** @description Not modified (If-None-Match matched the ETag of this encoding) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No such file in the current build */
             404: {

@@ -85,7 +85,7 @@ export async function queueGeneration(
           'rate_limited',
           `The ${PLANS[ws.plan].label} plan allows ${allowance} AI generations per month; ${used} are used this month (UTC). ` +
             'The allowance resets next month; failed generations are not counted',
-          { details: { limit: allowance, used } },
+          { details: { limit: allowance } },
         );
       }
     }

@@ -13,7 +13,7 @@
  * the body was read (`IdempotencyClaim.succeeded(body, fingerprint)`; `StoredKey.answerFor(fingerprint)`).
  */
 import { createHash } from 'node:crypto';
-import { PassThrough } from 'node:stream';
+import { Transform } from 'node:stream';
 import { AppError } from '@lectern/errors';
 import { boundQuery, type EntityManager } from '@lectern/db';
 
@@ -66,18 +66,35 @@ export function fingerprintBytes(body: Buffer, extra = ''): string {
 }
 
 /** A pass-through that hashes what streams through it; `digest()` once the stream has ended. */
-export function hashingTap(extra = ''): { stream: PassThrough; digest(): string } {
+export function hashingTap(extra = ''): { stream: Transform; digest(): string } {
   const hash = createHash('sha256').update(extra).update('\0');
-  const stream = new PassThrough();
-  stream.on('data', (chunk: Buffer) => hash.update(chunk));
+  // Hashes in transform(), not on 'data': a listener would start the flow before the consumer is attached.
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
   let done: string | null = null;
   return { stream, digest: () => (done ??= hash.digest('hex')) };
 }
 
-/** Reads a stream to its end for its hash only (a replay's body is not used, only compared). */
-export async function drainForFingerprint(stream: NodeJS.ReadableStream, extra = ''): Promise<string> {
+/**
+ * Reads a stream to its end for its hash only (a replay's body is not used, only compared); past `limit` bytes it
+ * stops and throws `tooLarge()`.
+ */
+export async function drainForFingerprint(
+  stream: NodeJS.ReadableStream,
+  extra = '',
+  cap?: { limit: number; tooLarge: () => Error },
+): Promise<string> {
   const hash = createHash('sha256').update(extra).update('\0');
-  for await (const chunk of stream) hash.update(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length;
+    if (cap && size > cap.limit) throw cap.tooLarge();
+    hash.update(chunk as Buffer);
+  }
   return hash.digest('hex');
 }
 

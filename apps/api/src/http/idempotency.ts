@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import type { EntityManager } from '@lectern/db';
 import {
   claimIdempotencyKey,
+  drainForFingerprint,
   hashingTap,
   parseIdempotencyKey,
   type IdempotencyClaim,
@@ -76,20 +77,17 @@ export async function withStreamedIdempotency(
   const id = idempotencyScopeOf(ctx, opts.scope);
   if (!id) return run(opts.stream);
   const found = await claimIdempotencyKey(em, id);
-  const tap = hashingTap(opts.extra ?? '');
   if (found.state === 'stored') {
-    let size = 0;
-    for await (const chunk of opts.stream) {
-      size += (chunk as Buffer).length;
-      if (size > opts.limit) {
-        ctx.req.resume();
-        throw opts.tooLarge();
-      }
-      tap.stream.write(chunk);
+    let fingerprint: string;
+    try {
+      fingerprint = await drainForFingerprint(opts.stream, opts.extra ?? '', opts);
+    } catch (err) {
+      ctx.req.resume();
+      throw err;
     }
-    tap.stream.end();
-    return replay(ctx, found.answerFor(tap.digest()).body);
+    return replay(ctx, found.answerFor(fingerprint).body);
   }
+  const tap = hashingTap(opts.extra ?? '');
   pipeline(opts.stream, tap.stream, () => {});
   return runClaimed(ctx, found, () => run(tap.stream), tap.digest);
 }

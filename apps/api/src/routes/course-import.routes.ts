@@ -55,6 +55,14 @@ export function courseImportRoutes(
           schema: CsvImportResponse,
         },
         ...errorResponses,
+        200: {
+          description: 'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          schema: CsvImportResponse,
+        },
+        409: {
+          description: 'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          schema: ErrorBody,
+        },
         400: {
           description:
             'invalid_request: no readable screen or more than 2,000 data rows (issues list the rows), or a bad `title`',

@@ -51,6 +51,14 @@ export function scormImportRoutes(
           schema: ScormImportResponse,
         },
         ...errorResponses,
+        200: {
+          description: 'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          schema: ScormImportResponse,
+        },
+        409: {
+          description: 'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          schema: ErrorBody,
+        },
         400: {
           description:
             'invalid_request: the package is refused (issues[0].code: not_a_zip, no_manifest, zip_slip, …) or a bad `title`',

@@ -37,7 +37,11 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
   let ws: TestWorkspace;
   const em = () => app.rt.orm.em.fork();
   // No generation worker runs here: jobs stay queued, which is all these rules need.
-  const env = { GENERATION_BASE_URL: 'http://127.0.0.1:9/v1', GENERATION_MODEL: 'fake', RATE_LIMIT_PER_MINUTE: '100000' };
+  const env = {
+    GENERATION_BASE_URL: 'http://127.0.0.1:9/v1',
+    GENERATION_MODEL: 'fake',
+    RATE_LIMIT_PER_MINUTE: '100000',
+  };
 
   before(async () => {
     app = await startTestApp(env);
@@ -68,15 +72,32 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
     });
 
     it("another workspace's job → 404; the owner sees every field", async () => {
-      const res = await call<Queued>(app.base, 'POST', '/generate', { key: ws.key, body: { prompt: 'Mine' } });
+      const res = await call<Queued>(app.base, 'POST', '/generate', {
+        key: ws.key,
+        body: { prompt: 'Mine' },
+      });
       expect(res.status).to.equal(202);
       const other = await makeWorkspace(em(), 'scale', 'Other');
       const get = await call(app.base, 'GET', `/generate/${res.body.data.id}`, { key: other.key });
       expect(get.status).to.equal(404);
       expect(get.body.error).to.equal('not_found');
-      const mine = await call<{ data: Record<string, unknown> }>(app.base, 'GET', `/generate/${res.body.data.id}`, { key: ws.key });
+      const mine = await call<{ data: Record<string, unknown> }>(
+        app.base,
+        'GET',
+        `/generate/${res.body.data.id}`,
+        { key: ws.key },
+      );
       expect(mine.status).to.equal(200);
-      expect(mine.body.data).to.include({ status: 'queued', prompt: 'Mine', courseId: null, error: null, sourceUrl: null, audience: null, screensTarget: 6, completedAt: null });
+      expect(mine.body.data).to.include({
+        status: 'queued',
+        prompt: 'Mine',
+        courseId: null,
+        error: null,
+        sourceUrl: null,
+        audience: null,
+        screensTarget: 6,
+        completedAt: null,
+      });
     });
 
     it('bad bodies → 400 with issues and nothing queued', async () => {
@@ -95,7 +116,12 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
         [{ prompt: 'x', direction: 'rtl' }, ''],
       ];
       for (const [body, field] of bad) {
-        const res = await call<{ error: string; issues: { path: string[] }[] }>(app.base, 'POST', '/generate', { key: ws.key, body });
+        const res = await call<{ error: string; issues: { path: string[] }[] }>(
+          app.base,
+          'POST',
+          '/generate',
+          { key: ws.key, body },
+        );
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.error).to.equal('invalid_request');
         if (field) expect(res.body.issues.map((i) => i.path[0])).to.include(field);
@@ -104,10 +130,15 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
     });
 
     it('no provider configured → 503 service_unavailable naming the settings; nothing queued or spent', async () => {
-      const res = await call(bare.base, 'POST', '/generate', { key: ws.key, body: { prompt: 'No provider' } });
+      const res = await call(bare.base, 'POST', '/generate', {
+        key: ws.key,
+        body: { prompt: 'No provider' },
+      });
       expect(res.status).to.equal(503);
       expect(res.body.error).to.equal('service_unavailable');
-      expect(res.body.message).to.match(/GENERATION_BASE_URL/).and.match(/GENERATION_MODEL/);
+      expect(res.body.message)
+        .to.match(/GENERATION_BASE_URL/)
+        .and.match(/GENERATION_MODEL/);
     });
   });
 
@@ -118,7 +149,10 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       await spend(em(), b.id, 3, 'failed');
       let me = await call(app.base, 'GET', '/me', { key: b.key });
       expect(me.body).to.include({ generations_used: 99, generations_allowance: 100 });
-      const hundredth = await call<Queued>(app.base, 'POST', '/generate', { key: b.key, body: { prompt: '100th' } });
+      const hundredth = await call<Queued>(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: '100th' },
+      });
       expect(hundredth.status).to.equal(202);
       const jobs = await generationJobs(em(), b.id);
       const over = await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: '101st' } });
@@ -129,28 +163,43 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       me = await call(app.base, 'GET', '/me', { key: b.key });
       expect(me.body).to.include({ generations_used: 100, generations_allowance: 100 });
       // The queued one fails (as the worker or sweeper would leave it): its generation is given back.
-      await boundQuery(em(), "update jobs set status = 'failed', completed_at = now() where id = ?", [hundredth.body.data.id]);
-      const again = await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'after refund' } });
+      await boundQuery(em(), "update jobs set status = 'failed', completed_at = now() where id = ?", [
+        hundredth.body.data.id,
+      ]);
+      const again = await call(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: 'after refund' },
+      });
       expect(again.status).to.equal(202);
     });
 
     it('last month’s generations do not count; Partner is unlimited', async () => {
       const b = await makeWorkspace(em(), 'build', 'Last month');
       await spend(em(), b.id, 100, 'completed');
-      await boundQuery(em(), "update jobs set created_at = date_trunc('month', now()) - interval '1 day' where workspace_id = ?", [b.id]);
-      expect((await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'new month' } })).status).to.equal(202);
+      await boundQuery(
+        em(),
+        "update jobs set created_at = date_trunc('month', now()) - interval '1 day' where workspace_id = ?",
+        [b.id],
+      );
+      expect(
+        (await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'new month' } })).status,
+      ).to.equal(202);
       const p = await makeWorkspace(em(), 'partner', 'Partner');
       await spend(em(), p.id, 600, 'completed');
       const me = await call(app.base, 'GET', '/me', { key: p.key });
       expect(me.body).to.include({ generations_used: 600, generations_allowance: null });
-      expect((await call(app.base, 'POST', '/generate', { key: p.key, body: { prompt: 'unlimited' } })).status).to.equal(202);
+      expect(
+        (await call(app.base, 'POST', '/generate', { key: p.key, body: { prompt: 'unlimited' } })).status,
+      ).to.equal(202);
     });
 
     it('concurrent requests for the last generation: exactly one is queued', async () => {
       const b = await makeWorkspace(em(), 'build', 'Race');
       await spend(em(), b.id, 99, 'completed');
       const results = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: `race ${i}` } })),
+        Array.from({ length: 5 }, (_, i) =>
+          call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: `race ${i}` } }),
+        ),
       );
       expect(results.map((r) => r.status).sort()).to.deep.equal([202, 429, 429, 429, 429]);
     });
@@ -162,7 +211,11 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
     it('POST /generate: same key and body → 200 with the first job, nothing spent; other body → 409; no key → new jobs', async () => {
       const b = await makeWorkspace(em(), 'build', 'Idem');
       const body = { prompt: 'Idempotent', screensTarget: 3 };
-      const first = await call<Queued>(app.base, 'POST', '/generate', { key: b.key, body, headers: key('k-1') });
+      const first = await call<Queued>(app.base, 'POST', '/generate', {
+        key: b.key,
+        body,
+        headers: key('k-1'),
+      });
       expect(first.status).to.equal(202);
       const again = await call<Queued>(app.base, 'POST', '/generate', {
         key: b.key,
@@ -173,7 +226,11 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       expect(again.body).to.deep.equal(first.body);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(await generationJobs(em(), b.id)).to.equal(1);
-      const other = await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'Other' }, headers: key('k-1') });
+      const other = await call(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: 'Other' },
+        headers: key('k-1'),
+      });
       expect(other.status).to.equal(409);
       expect(other.body.error).to.equal('conflict');
       expect(await generationJobs(em(), b.id)).to.equal(1);
@@ -181,25 +238,47 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       expect(me.body).to.include({ generations_used: 1 });
       // Another workspace's same key is its own.
       const c = await makeWorkspace(em(), 'build', 'Idem other');
-      expect((await call(app.base, 'POST', '/generate', { key: c.key, body, headers: key('k-1') })).status).to.equal(202);
+      expect(
+        (await call(app.base, 'POST', '/generate', { key: c.key, body, headers: key('k-1') })).status,
+      ).to.equal(202);
     });
 
     it('a refused request frees its key; a key older than 24 h is used afresh; malformed keys → 400', async () => {
       const b = await makeWorkspace(em(), 'build', 'Idem refusals');
       await spend(em(), b.id, 100, 'completed');
-      const refused = await call(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'x' }, headers: key('k-r') });
+      const refused = await call(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: 'x' },
+        headers: key('k-r'),
+      });
       expect(refused.status).to.equal(429);
       await boundQuery(em(), "update jobs set status = 'failed' where workspace_id = ?", [b.id]);
-      const ok = await call<Queued>(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'x' }, headers: key('k-r') });
+      const ok = await call<Queued>(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: 'x' },
+        headers: key('k-r'),
+      });
       expect(ok.status).to.equal(202);
-      await boundQuery(em(), "update idempotency_keys set created_at = now() - interval '25 hours' where workspace_id = ?", [b.id]);
-      const fresh = await call<Queued>(app.base, 'POST', '/generate', { key: b.key, body: { prompt: 'y' }, headers: key('k-r') });
+      await boundQuery(
+        em(),
+        "update idempotency_keys set created_at = now() - interval '25 hours' where workspace_id = ?",
+        [b.id],
+      );
+      const fresh = await call<Queued>(app.base, 'POST', '/generate', {
+        key: b.key,
+        body: { prompt: 'y' },
+        headers: key('k-r'),
+      });
       expect(fresh.status).to.equal(202);
       expect(fresh.body.data.id).not.to.equal(ok.body.data.id);
       for (const bad of ['x'.repeat(256), 'has space', 'ünïcode']) {
         const res = await fetch(`${app.base}/generate`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${b.key}`, 'content-type': 'application/json', 'idempotency-key': encodeURI(bad) === bad ? bad : 'a b' },
+          headers: {
+            authorization: `Bearer ${b.key}`,
+            'content-type': 'application/json',
+            'idempotency-key': encodeURI(bad) === bad ? bad : 'a b',
+          },
           body: JSON.stringify({ prompt: 'z' }),
         });
         expect(res.status, bad).to.equal(400);
@@ -215,13 +294,20 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
     after(async () => workers?.stop());
 
     async function courses(id: string): Promise<number> {
-      const [{ n }] = await boundQuery<{ n: number }>(em(), 'select count(*)::int as n from courses where workspace_id = ?', [id]);
+      const [{ n }] = await boundQuery<{ n: number }>(
+        em(),
+        'select count(*)::int as n from courses where workspace_id = ?',
+        [id],
+      );
       return n;
     }
 
     it('CSV: same key and file → 200 with the first course, one course; another file → 409', async () => {
       const s = await makeWorkspace(em(), 'scale', 'CSV idem');
-      const file = csvText([['screen', 'type', 'text'], ['One', 'text', 'Hello']]);
+      const file = csvText([
+        ['screen', 'type', 'text'],
+        ['One', 'text', 'Hello'],
+      ]);
       const post = (raw: string) =>
         call<{ data: { id: string } }>(app.base, 'POST', '/courses/import/csv', {
           key: s.key,
@@ -234,7 +320,12 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       expect(again.status).to.equal(200);
       expect(again.body.data.id).to.equal(first.body.data.id);
       expect(await courses(s.id)).to.equal(1);
-      const other = await post(csvText([['screen', 'type', 'text'], ['Two', 'text', 'Bye']]));
+      const other = await post(
+        csvText([
+          ['screen', 'type', 'text'],
+          ['Two', 'text', 'Bye'],
+        ]),
+      );
       expect(other.status).to.equal(409);
       expect(await courses(s.id)).to.equal(1);
     });
@@ -243,11 +334,16 @@ describe('generation API: plan gate, allowance, provider settings, Idempotency-K
       const s = await makeWorkspace(em(), 'scale', 'SCORM idem');
       const pkg = await thirdPartyPackage('adl2004-api');
       const post = (raw: Buffer, title?: string) =>
-        call<{ data: { id: string } }>(app.base, 'POST', `/courses/import/scorm${title ? `?title=${title}` : ''}`, {
-          key: s.key,
-          raw,
-          headers: { 'content-type': 'application/zip', 'idempotency-key': 'scorm-1' },
-        });
+        call<{ data: { id: string } }>(
+          app.base,
+          'POST',
+          `/courses/import/scorm${title ? `?title=${title}` : ''}`,
+          {
+            key: s.key,
+            raw,
+            headers: { 'content-type': 'application/zip', 'idempotency-key': 'scorm-1' },
+          },
+        );
       const first = await post(pkg);
       expect(first.status, first.text).to.equal(201);
       const again = await post(pkg);

@@ -46,11 +46,14 @@ describe('generation: POST /generate → generation worker → a draft course (f
   }
 
   async function finished(id: string, key = ws.key): Promise<Job> {
-    return waitFor(async () => {
-      const res = await call<{ data: Job }>(app.base, 'GET', `/generate/${id}`, { key });
-      expect(res.status, res.text).to.equal(200);
-      return ['completed', 'failed'].includes(res.body.data.status) ? res.body.data : undefined;
-    }, { timeoutMs: 30_000 });
+    return waitFor(
+      async () => {
+        const res = await call<{ data: Job }>(app.base, 'GET', `/generate/${id}`, { key });
+        expect(res.status, res.text).to.equal(200);
+        return ['completed', 'failed'].includes(res.body.data.status) ? res.body.data : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 
   async function run(body: Record<string, unknown>): Promise<Job> {
@@ -81,7 +84,11 @@ describe('generation: POST /generate → generation worker → a draft course (f
     });
     await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
     sourceBase = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
-    const env = { GENERATION_BASE_URL: llm.baseUrl, GENERATION_MODEL: 'fake-model', GENERATION_TIMEOUT_MS: String(DEADLINE_MS) };
+    const env = {
+      GENERATION_BASE_URL: llm.baseUrl,
+      GENERATION_MODEL: 'fake-model',
+      GENERATION_TIMEOUT_MS: String(DEADLINE_MS),
+    };
     app = await startTestApp({ ...env, RATE_LIMIT_PER_MINUTE: '100000' });
     const cfg = parseEnv([GenerationEnv], env);
     workers = await startTestWorkers('generation-worker', (rt) =>
@@ -105,10 +112,15 @@ describe('generation: POST /generate → generation worker → a draft course (f
       expect(job.error).to.equal(null);
       expect(job.droppedBlocks).to.deep.equal([]);
       expect(job.completedAt).to.be.a('string');
-      const course = await call<{ data: Record<string, unknown> & { screens: { id: string; blocks: { id: string }[] }[] } }>(
-        app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key },
-      );
-      expect(course.body.data).to.include({ status: 'draft', sourceKind: 'generated', locale: 'en', direction: 'ltr' });
+      const course = await call<{
+        data: Record<string, unknown> & { screens: { id: string; blocks: { id: string }[] }[] };
+      }>(app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key });
+      expect(course.body.data).to.include({
+        status: 'draft',
+        sourceKind: 'generated',
+        locale: 'en',
+        direction: 'ltr',
+      });
       expect(course.body.data.title).to.equal('Photosynthesis basics');
       expect(course.body.data.screens).to.have.length(3);
       const ids = course.body.data.screens.flatMap((s) => [s.id, ...s.blocks.map((b) => b.id)]);
@@ -136,16 +148,31 @@ describe('generation: POST /generate → generation worker → a draft course (f
       llm.answer = () => json(goodCourse(5));
       const job = await run({ prompt: 'Five screens offered', screensTarget: 2 });
       expect(job.status).to.equal('completed');
-      const course = await call<{ data: { screens: unknown[] } }>(app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key });
+      const course = await call<{ data: { screens: unknown[] } }>(
+        app.base,
+        'GET',
+        `/courses/${job.courseId}`,
+        { key: ws.key },
+      );
       expect(course.body.data.screens).to.have.length(2);
     });
 
     it('locale ar → direction rtl; he-IL and fa too; locale is stored canonical', async () => {
-      for (const [locale, dir] of [['ar', 'rtl'], ['he-IL', 'rtl'], ['fa', 'rtl'], ['fr-CA', 'ltr']] as const) {
+      for (const [locale, dir] of [
+        ['ar', 'rtl'],
+        ['he-IL', 'rtl'],
+        ['fa', 'rtl'],
+        ['fr-CA', 'ltr'],
+      ] as const) {
         llm.answer = () => json(goodCourse(1));
         const job = await run({ prompt: 'Greetings', locale });
         expect(job.status).to.equal('completed');
-        const course = await call<{ data: { direction: string; locale: string } }>(app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key });
+        const course = await call<{ data: { direction: string; locale: string } }>(
+          app.base,
+          'GET',
+          `/courses/${job.courseId}`,
+          { key: ws.key },
+        );
         expect(course.body.data, locale).to.include({ direction: dir, locale });
       }
     });
@@ -156,10 +183,23 @@ describe('generation: POST /generate → generation worker → a draft course (f
       const course = goodCourse(2);
       course.screens[0]!.blocks.push(
         // two correct answers on a single choice
-        { id: 'x', type: 'quiz_single_choice', question: 'Both?', options: [{ id: 'a', text: 'A', correct: true }, { id: 'b', text: 'B', correct: true }], explanation: null },
+        {
+          id: 'x',
+          type: 'quiz_single_choice',
+          question: 'Both?',
+          options: [
+            { id: 'a', text: 'A', correct: true },
+            { id: 'b', text: 'B', correct: true },
+          ],
+          explanation: null,
+        },
         // a flashcard without a back, a timeline with one item, a media block and an unknown type
         { id: 'x', type: 'flashcard', front: 'Front only' } as never,
-        { id: 'x', type: 'timeline', items: [{ id: 't1', date: '1900', title: 'Only', text: 'one' }] } as never,
+        {
+          id: 'x',
+          type: 'timeline',
+          items: [{ id: 't1', date: '1900', title: 'Only', text: 'one' }],
+        } as never,
         { id: 'x', type: 'image', url: 'https://evil.example/x.png', alt: 'x' } as never,
         { id: 'x', type: 'script', code: 'alert(1)' } as never,
       );
@@ -171,12 +211,27 @@ describe('generation: POST /generate → generation worker → a draft course (f
       expect(job.droppedBlocks[3]!.reasons[0]).to.match(/^type_not_allowed/);
       expect(job.droppedBlocks[4]!.reasons[0]).to.match(/^unknown_type/);
       for (const d of job.droppedBlocks) expect(d.reasons.length).to.be.greaterThan(0);
-      const stored = await call<{ data: { screens: { blocks: { type: string }[] }[] } }>(app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key });
-      expect(stored.body.data.screens[0]!.blocks.map((b) => b.type)).to.deep.equal(['heading', 'text', 'quiz_single_choice']);
+      const stored = await call<{ data: { screens: { blocks: { type: string }[] }[] } }>(
+        app.base,
+        'GET',
+        `/courses/${job.courseId}`,
+        { key: ws.key },
+      );
+      expect(stored.body.data.screens[0]!.blocks.map((b) => b.type)).to.deep.equal([
+        'heading',
+        'text',
+        'quiz_single_choice',
+      ]);
     });
 
     it('a screen left without blocks is left out; nothing usable fails the job saying why', async () => {
-      llm.answer = () => json({ title: 'Only media', screens: [{ id: 's', title: 'S', blocks: [{ id: 'v', type: 'video', url: 'https://x.example/v.mp4' }] }] });
+      llm.answer = () =>
+        json({
+          title: 'Only media',
+          screens: [
+            { id: 's', title: 'S', blocks: [{ id: 'v', type: 'video', url: 'https://x.example/v.mp4' }] },
+          ],
+        });
       const job = await run({ prompt: 'Only media' });
       expect(job.status).to.equal('failed');
       expect(job.courseId).to.equal(null);
@@ -186,7 +241,8 @@ describe('generation: POST /generate → generation worker → a draft course (f
 
     it('invalid JSON → one repair call, which succeeds', async () => {
       llm.requests.length = 0;
-      llm.answer = (_req, n) => (n === 0 ? { content: '{"title": "Broken", "screens": [' } : json(goodCourse(1)));
+      llm.answer = (_req, n) =>
+        n === 0 ? { content: '{"title": "Broken", "screens": [' } : json(goodCourse(1));
       const job = await run({ prompt: 'Repair me' });
       expect(job.status).to.equal('completed');
       expect(llm.requests).to.have.length(2);
@@ -215,7 +271,8 @@ describe('generation: POST /generate → generation worker → a draft course (f
   describe('provider failures', () => {
     it('429 with Retry-After, then success: retried inside the deadline', async () => {
       llm.requests.length = 0;
-      llm.answer = (_r, n) => (n === 0 ? { status: 429, headers: { 'retry-after': '0' } } : json(goodCourse(1)));
+      llm.answer = (_r, n) =>
+        n === 0 ? { status: 429, headers: { 'retry-after': '0' } } : json(goodCourse(1));
       const job = await run({ prompt: 'Rate limited once' });
       expect(job.status).to.equal('completed');
       expect(llm.requests).to.have.length(2);
@@ -286,16 +343,28 @@ describe('generation: POST /generate → generation worker → a draft course (f
       llm.answer = () => ({ content: JSON.stringify(goodCourse(1)), delayMs: 300 });
       const res = await generate({ prompt: 'Ceiling' }, down.key);
       expect(res.status).to.equal(202);
-      await boundQuery(app.rt.orm.em.fork(), "update workspaces set plan = 'sandbox' where id = ?", [down.id]);
-      const job = await waitFor(async () => {
-        const [row] = await boundQuery<{ status: string; error: { code: string; message: string } | null }>(
-          app.rt.orm.em.fork(), 'select status, error from jobs where id = ?', [res.body.data.id]);
-        return row && ['completed', 'failed'].includes(row.status) ? row : undefined;
-      }, { timeoutMs: 20_000 });
+      await boundQuery(app.rt.orm.em.fork(), "update workspaces set plan = 'sandbox' where id = ?", [
+        down.id,
+      ]);
+      const job = await waitFor(
+        async () => {
+          const [row] = await boundQuery<{ status: string; error: { code: string; message: string } | null }>(
+            app.rt.orm.em.fork(),
+            'select status, error from jobs where id = ?',
+            [res.body.data.id],
+          );
+          return row && ['completed', 'failed'].includes(row.status) ? row : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
       expect(job.status).to.equal('failed');
       expect(job.error?.code).to.equal('plan_required');
       expect(job.error?.message).to.match(/allows 3 courses/);
-      const [{ n }] = await boundQuery<{ n: number }>(app.rt.orm.em.fork(), 'select count(*)::int as n from courses where workspace_id = ?', [down.id]);
+      const [{ n }] = await boundQuery<{ n: number }>(
+        app.rt.orm.em.fork(),
+        'select count(*)::int as n from courses where workspace_id = ?',
+        [down.id],
+      );
       expect(n).to.equal(3);
     });
   });

@@ -175,5 +175,9 @@ describe('spine: the lectern CLI', function () {
     expect(doctor.stdout).to.match(/postgres/);
     expect(doctor.stdout).to.match(/nats/);
     expect(doctor.stdout).to.match(/object store/);
+    // No model provider in the test environment: the generation worker can start, and doctor says what to set.
+    expect(doctor.stdout).to.match(
+      /generation worker: can start; but AI generation has no model provider: set GENERATION_BASE_URL and GENERATION_MODEL/,
+    );
   });
 });

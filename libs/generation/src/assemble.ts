@@ -22,9 +22,13 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 export function assembleCourse(answer: unknown, screensTarget: number): AssembledCourse {
   const shape = DraftShape.safeParse(answer);
   if (!shape.success) {
-    throw new AppError('invalid_request', 'The model answer is not a course: it needs a title and a screens array', {
-      retryable: false,
-    });
+    throw new AppError(
+      'invalid_request',
+      'The model answer is not a course: it needs a title and a screens array',
+      {
+        retryable: false,
+      },
+    );
   }
   const typeOf = new Map<string, string | null>();
   const screens = shape.data.screens.map((screen, s) => {
@@ -38,7 +42,12 @@ export function assembleCourse(answer: unknown, screensTarget: number): Assemble
           return { ...block, id };
         })
       : screen.blocks;
-    return { ...screen, id: screenId, title: typeof screen.title === 'string' ? screen.title.trim() : screen.title, blocks };
+    return {
+      ...screen,
+      id: screenId,
+      title: typeof screen.title === 'string' ? screen.title.trim() : screen.title,
+      blocks,
+    };
   });
   const checked = strictCheckScreens(dropNullFields(screens), { allowedTypes: GENERATABLE_TYPES });
   const droppedBlocks: DroppedBlock[] = checked.dropped.map((d) => ({
@@ -55,7 +64,7 @@ export function assembleCourse(answer: unknown, screensTarget: number): Assemble
       shape.data.screens.length === 0
         ? 'The model answered with no screens'
         : `The model answered with no usable screen: ${blocks} block${blocks === 1 ? '' : 's'} dropped as malformed` +
-          (droppedBlocks[0] ? ` (first: ${droppedBlocks[0].reasons[0] ?? 'unknown'})` : ''),
+            (droppedBlocks[0] ? ` (first: ${droppedBlocks[0].reasons[0] ?? 'unknown'})` : ''),
       { retryable: false, details: { droppedBlocks } },
     );
   }

@@ -48,7 +48,10 @@ export async function generateCourse(
   const first = await deps.provider.complete({ ...call, messages });
   let parsed = parseAnswer(first);
   if (!parsed.ok) {
-    const second = await deps.provider.complete({ ...call, messages: repairMessages(messages, first, parsed.problem) });
+    const second = await deps.provider.complete({
+      ...call,
+      messages: repairMessages(messages, first, parsed.problem),
+    });
     parsed = parseAnswer(second);
     if (!parsed.ok) {
       throw failed(`The model did not answer with valid JSON, twice (one repair attempt): ${parsed.problem}`);

@@ -123,10 +123,14 @@ export function openAiProvider(settings: OpenAiProviderSettings): GenerationProv
           const base = backoff[attempt] ?? backoff[backoff.length - 1] ?? 1000;
           const hinted = err instanceof OpenAI.APIError ? retryAfterMs(err.headers) : null;
           if (hinted !== null && hinted > MAX_RETRY_AFTER_MS) {
-            throw new AppError('unavailable', `The model provider is rate limited for ${Math.ceil(hinted / 1000)} s`, {
-              retryable: false,
-              cause: err,
-            });
+            throw new AppError(
+              'unavailable',
+              `The model provider is rate limited for ${Math.ceil(hinted / 1000)} s`,
+              {
+                retryable: false,
+                cause: err,
+              },
+            );
           }
           await sleep(hinted ?? base * (0.75 + Math.random() / 2), call.signal);
         }

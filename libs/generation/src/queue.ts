@@ -23,7 +23,11 @@ function monthStart(now = new Date()): Date {
  * Generations a workspace used this calendar month (UTC): its `generation.run` jobs created this month that did
  * not fail. A failed job gives its allowance back by not being counted (docs/generation.md "Allowance").
  */
-export async function generationsUsed(em: EntityManager, workspaceId: string, now = new Date()): Promise<number> {
+export async function generationsUsed(
+  em: EntityManager,
+  workspaceId: string,
+  now = new Date(),
+): Promise<number> {
   const [row] = await boundQuery<{ n: number }>(
     em,
     `select count(*)::int as n from jobs
@@ -111,7 +115,9 @@ export async function getGenerationJob(
 ): Promise<GenerationJob> {
   const job = await readJob(em, workspaceId, id);
   if (!job || job.kind !== GENERATION_KIND) throw new AppError('not_found', 'Generation job not found');
-  const [row] = await boundQuery<{ input: GenerationJobInput }>(em, 'select input from jobs where id = ?', [id]);
+  const [row] = await boundQuery<{ input: GenerationJobInput }>(em, 'select input from jobs where id = ?', [
+    id,
+  ]);
   return generationJobDto(job, row!.input);
 }
 

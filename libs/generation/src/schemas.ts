@@ -71,7 +71,11 @@ let cached: JsonSchema | undefined;
 /** The strict JSON Schema of `course`, built once from the block contracts. */
 export function courseJsonSchema(): JsonSchema {
   cached ??= strictJsonSchema(
-    z.toJSONSchema(CourseDraft, { target: 'draft-2020-12', unrepresentable: 'any', io: 'input' }) as JsonSchema,
+    z.toJSONSchema(CourseDraft, {
+      target: 'draft-2020-12',
+      unrepresentable: 'any',
+      io: 'input',
+    }) as JsonSchema,
   );
   return cached;
 }

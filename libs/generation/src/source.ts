@@ -38,7 +38,8 @@ export async function fetchSourceText(
   let text: string;
   if (HTML.has(type)) text = readableText(raw);
   else if (TEXT.has(type)) text = raw;
-  else return { ok: false, reason: `its content type "${type || 'none'}" is not HTML, plain text or Markdown` };
+  else
+    return { ok: false, reason: `its content type "${type || 'none'}" is not HTML, plain text or Markdown` };
   text = tidy(text);
   if (!text) return { ok: false, reason: 'it has no readable text' };
   return { ok: true, text: trimTo(text, SOURCE_LIMITS.maxChars), url: res.url };

@@ -9,15 +9,12 @@ import { generateCourse, type GenerateDeps } from './generate.js';
 import { openAiProvider, type GenerationProvider } from './provider.js';
 
 export const GENERATION_KIND = 'generation.run' as const;
-export const GENERATION_WORKER_APP = 'generation';
-
-
+export const GENERATION_WORKER_APP = 'generation-worker';
 
 /** What the generation worker reads: its settings and the outbound policy for `sourceUrl`. */
 export { GenerationEnv, type GenerationConfig };
 
 export const GENERATION_WORKER_ENV = [GenerationEnv, OutboundEnv] as const;
-
 
 /** Why generation cannot run with these settings, naming what to set; null when a provider is configured. */
 export function generationProviderProblem(cfg: Partial<GenerationConfig>): string | null {

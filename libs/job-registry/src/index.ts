@@ -27,11 +27,7 @@ import {
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
 import { ensureInstallationSecretKey } from '@lectern/secrets';
-import {
-  GENERATION_WORKER_ENV,
-  generationJob,
-  generationProviderProblem,
-} from '@lectern/generation';
+import { GENERATION_WORKER_ENV, generationJob, generationProviderProblem } from '@lectern/generation';
 import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 import type { Metrics } from '@lectern/metrics';
 
@@ -211,7 +207,10 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
   },
   scorm: jobHost('scorm', 'SCORM export and import (scorm.export, scorm.import)'),
   generation: {
-    ...jobHost('generation', 'AI course drafts (generation.run, an OpenAI-compatible chat-completions model)'),
+    ...jobHost(
+      'generation',
+      'AI course drafts (generation.run, an OpenAI-compatible chat-completions model)',
+    ),
     // Without a provider the worker still starts (the API refuses POST /generate with 503 meanwhile).
     warnings: (env) => {
       const problem = generationProviderProblem(parseEnv(GENERATION_WORKER_ENV, env));

@@ -56,11 +56,13 @@ export function courseImportRoutes(
         },
         ...errorResponses,
         200: {
-          description: 'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          description:
+            'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
           schema: CsvImportResponse,
         },
         409: {
-          description: 'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          description:
+            'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
           schema: ErrorBody,
         },
         400: {
@@ -84,20 +86,25 @@ export function courseImportRoutes(
       const title = ctx.state.query.title ?? null;
       // Idempotency-Key (docs/generation.md "Idempotency"): the fingerprint is the file's bytes and the title.
       const fingerprint = fingerprintBytes(body, JSON.stringify({ title }));
-      await withIdempotency(ctx, deps.orm.em.fork(), { scope: 'importCourseFromCsv', fingerprint }, async () => {
-        const { result } = await runSyncJob(deps, {
-          workspaceId: ws.id,
-          kind: CSV_IMPORT_KIND,
-          input: { title },
-          blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
-          timeoutMs: deps.cfg.CSV_IMPORT_TIMEOUT_MS,
-          what: 'CSV import',
-        });
-        const course = await getCourse(deps.orm.em.fork(), ws.id, result.courseId);
-        ctx.status = 201;
-        ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
-        ctx.body = { data: courseDto(course), issues: result.issues };
-      });
+      await withIdempotency(
+        ctx,
+        deps.orm.em.fork(),
+        { scope: 'importCourseFromCsv', fingerprint },
+        async () => {
+          const { result } = await runSyncJob(deps, {
+            workspaceId: ws.id,
+            kind: CSV_IMPORT_KIND,
+            input: { title },
+            blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
+            timeoutMs: deps.cfg.CSV_IMPORT_TIMEOUT_MS,
+            what: 'CSV import',
+          });
+          const course = await getCourse(deps.orm.em.fork(), ws.id, result.courseId);
+          ctx.status = 201;
+          ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
+          ctx.body = { data: courseDto(course), issues: result.issues };
+        },
+      );
     },
   );
 }

@@ -38,31 +38,46 @@ export function generationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | '
       responses: {
         202: { description: 'The queued job', schema: GenerationQueuedResponse },
         ...errorResponses,
-        200: { description: 'Idempotent replay: the first answer to this Idempotency-Key', schema: GenerationQueuedResponse },
-        409: { description: 'conflict: the Idempotency-Key was used with another body, or is in use', schema: ErrorBody },
-        429: {
-          description: 'rate_limited: the monthly generation allowance is used (message names the limit), or the request rate',
+        200: {
+          description: 'Idempotent replay: the first answer to this Idempotency-Key',
+          schema: GenerationQueuedResponse,
+        },
+        409: {
+          description: 'conflict: the Idempotency-Key was used with another body, or is in use',
           schema: ErrorBody,
         },
-        503: { description: 'service_unavailable: no model provider configured (message names the settings)', schema: ErrorBody },
+        429: {
+          description:
+            'rate_limited: the monthly generation allowance is used (message names the limit), or the request rate',
+          schema: ErrorBody,
+        },
+        503: {
+          description: 'service_unavailable: no model provider configured (message names the settings)',
+          schema: ErrorBody,
+        },
       },
     },
     planGate('generation'),
     async (ctx) => {
       const body = ctx.state.body;
       const ws = ctx.state.auth.workspace;
-      await withIdempotency(ctx, em(), { scope: 'createGenerationJob', fingerprint: fingerprintJson(body) }, async () => {
-        const problem = generationProviderProblem(deps.cfg);
-        if (problem) throw new AppError('unavailable', problem, { retryable: false });
-        const job = await queueGeneration(
-          { orm: deps.orm, bus: deps.bus, log: deps.log, timeoutMs: deps.cfg.GENERATION_TIMEOUT_MS },
-          ws,
-          body,
-        );
-        ctx.status = 202;
-        ctx.set('Location', `${api.prefix}/generate/${encodeURIComponent(job.id)}`);
-        ctx.body = { data: { id: job.id, status: 'queued' } };
-      });
+      await withIdempotency(
+        ctx,
+        em(),
+        { scope: 'createGenerationJob', fingerprint: fingerprintJson(body) },
+        async () => {
+          const problem = generationProviderProblem(deps.cfg);
+          if (problem) throw new AppError('unavailable', problem, { retryable: false });
+          const job = await queueGeneration(
+            { orm: deps.orm, bus: deps.bus, log: deps.log, timeoutMs: deps.cfg.GENERATION_TIMEOUT_MS },
+            ws,
+            body,
+          );
+          ctx.status = 202;
+          ctx.set('Location', `${api.prefix}/generate/${encodeURIComponent(job.id)}`);
+          ctx.body = { data: { id: job.id, status: 'queued' } };
+        },
+      );
     },
   );
 
@@ -76,7 +91,10 @@ export function generationRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | '
         'Build plan or higher. The job: `status` queued → processing → completed (with `courseId`, a draft course) or failed (with `error`). ' +
         '`droppedBlocks` lists the generated blocks and screens left out as malformed, with the reasons. 404 for another workspace’s job.',
       tags,
-      responses: { 200: { description: 'The generation job', schema: GenerationJobResponse }, ...errorResponses },
+      responses: {
+        200: { description: 'The generation job', schema: GenerationJobResponse },
+        ...errorResponses,
+      },
     },
     planGate('generation'),
     async (ctx) => {

@@ -52,11 +52,13 @@ export function scormImportRoutes(
         },
         ...errorResponses,
         200: {
-          description: 'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          description:
+            'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
           schema: ScormImportResponse,
         },
         409: {
-          description: 'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          description:
+            'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
           schema: ErrorBody,
         },
         400: {

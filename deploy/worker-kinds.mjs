@@ -17,5 +17,9 @@ export const WORKER_KINDS = {
     component: 'certificate-worker',
     consumers: [{ stream: 'JOBS', app: 'certificate-worker' }],
   },
+  generation: {
+    component: 'generation-worker',
+    consumers: [{ stream: 'JOBS', app: 'generation-worker' }],
+  },
   webhook: { component: 'webhook-worker', consumers: [{ stream: 'EVENTS', app: 'webhook-fanout' }] },
 };

@@ -95,7 +95,13 @@ describe('spine: the lectern CLI', function () {
     expect(write.key).to.match(/^lk_[A-Za-z0-9]{32,}$/);
     const me = await call(app.base, 'GET', '/me', { key: write.key });
     expect(me.status).to.equal(200);
-    expect(me.body).to.deep.equal({ workspace_id: ws.id, workspace_name: 'CLI workspace', plan: 'sandbox' });
+    expect(me.body).to.deep.equal({
+      workspace_id: ws.id,
+      workspace_name: 'CLI workspace',
+      plan: 'sandbox',
+      generations_used: 0,
+      generations_allowance: 5,
+    });
     expect(
       (await call(app.base, 'POST', '/identities', { key: write.key, body: { externalId: 'cli' } })).status,
     ).to.equal(201);
@@ -169,5 +175,9 @@ describe('spine: the lectern CLI', function () {
     expect(doctor.stdout).to.match(/postgres/);
     expect(doctor.stdout).to.match(/nats/);
     expect(doctor.stdout).to.match(/object store/);
+    // No model provider in the test environment: the generation worker can start, and doctor says what to set.
+    expect(doctor.stdout).to.match(
+      /generation worker: can start; but AI generation has no model provider: set GENERATION_BASE_URL and GENERATION_MODEL/,
+    );
   });
 });

@@ -156,10 +156,12 @@ const PUBLISHED: Record<string, string> = {
   'POST /player/v1/runs/{completionId}/events': 'reportRunEvents',
   'POST /player/v1/runs/{completionId}/retake': 'retakeRun',
   'GET /player/v1/runs/{completionId}/certificate': 'getRunCertificate',
+  'POST /api/v1/generate': 'createGenerationJob',
+  'GET /api/v1/generate/{id}': 'getGenerationJob',
 };
 
 /** Names kept for operations whose routes do not exist yet; the docs list them, the document must not. */
-const RESERVED = ['uploadMedia', 'createGenerationJob', 'getGenerationJob'];
+const RESERVED = ['uploadMedia'];
 
 /** The "Operation names" table of docs/authoring.md: operationId → "METHOD /path" (OpenAPI path form). */
 function documentedNames(): { published: Record<string, string>; reserved: string[] } {

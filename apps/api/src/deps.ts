@@ -1,4 +1,10 @@
-import type { ApiConfig, CertificateConfig, JobsConfig, MetricsConfig } from '@lectern/config';
+import type {
+  ApiConfig,
+  CertificateConfig,
+  GenerationConfig,
+  JobsConfig,
+  MetricsConfig,
+} from '@lectern/config';
 import type { PlayerConfig } from './player-env.js';
 import type { Logger } from '@lectern/log';
 import type { MikroORM } from '@lectern/db';
@@ -13,6 +19,7 @@ import type { KindReadiness } from '@lectern/runtime';
 export type ApiAppConfig = ApiConfig &
   MetricsConfig &
   JobsConfig &
+  GenerationConfig &
   WebhookConfig &
   PlayerConfig &
   Pick<CertificateConfig, 'VERIFY_LOOKUPS_PER_MINUTE' | 'CREDENTIAL_SIGNING_KEY' | 'CREDENTIAL_RETIRED_KEYS'>;

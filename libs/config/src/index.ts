@@ -216,6 +216,21 @@ export function parseRetiredCredentialKeys(value: string): KeyObject[] {
 }
 
 /** Certificates (docs/certificates.md). */
+/**
+ * The generation settings (docs/generation.md "Settings"). A provider is configured when GENERATION_BASE_URL
+ * and GENERATION_MODEL are both set; GENERATION_API_KEY is optional (local servers take none).
+ */
+export const GenerationEnv = z.object({
+  GENERATION_BASE_URL: z.string().url('must be a URL such as http://ollama:11434/v1').optional(),
+  GENERATION_API_KEY: z.string().min(1).optional(),
+  GENERATION_MODEL: z.string().min(1).optional(),
+  /** The whole job's deadline, from the request to the course, queueing included. */
+  GENERATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+  /** Jobs one worker process runs at once (each holds a database connection while it runs). */
+  GENERATION_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+});
+export type GenerationConfig = z.output<typeof GenerationEnv>;
+
 export const CertificateEnv = z.object({
   /** Folder holding the Noto faces in Debian's layout (fonts-noto-core, fonts-noto-cjk). */
   CERTIFICATE_FONT_DIR: z.string().min(1).default('/usr/share/fonts'),

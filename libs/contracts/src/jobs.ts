@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { Course, TITLE_MAX } from './courses.js';
 import { CertificateRenderInput, CertificateRenderResult } from './certificates.js';
+import { GenerationJobInput, GenerationJobResult } from './generation.js';
 
 /**
  * What travels on `<prefix>.jobs.<kind>` (msg id = job id), whatever the kind.
@@ -256,6 +257,14 @@ export const JOB_SPECS = withCommands({
   'certificate.render': { mode: 'sync', input: CertificateRenderInput, result: CertificateRenderResult },
   'scorm.export': { mode: 'sync', input: ScormExportJobInput, result: ScormExportJobResult },
   'scorm.import': { mode: 'sync', input: ScormImportJobInput, result: ScormImportJobResult },
+  // The deadline is GENERATION_TIMEOUT_MS at run time (docs/generation.md); this is its default.
+  'generation.run': {
+    mode: 'async',
+    input: GenerationJobInput,
+    result: GenerationJobResult,
+    deadlineMs: 120_000,
+    maxAttempts: 3,
+  },
 });
 
 /** The union of every job kind. */
@@ -265,7 +274,7 @@ export const JOB_KINDS = Object.freeze(Object.keys(JOB_SPECS)) as readonly JobKi
 export type JobCommandOf<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['command']>;
 export type JobInput<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['input']>;
 export type JobResult<K extends JobKind> = z.infer<(typeof JOB_SPECS)[K]['result']>;
-/** The kinds whose API answers at once (`submitJob`); none in production yet. */
+/** The kinds whose API answers at once (`submitJob`). */
 export type AsyncJobKind = {
   [K in JobKind]: (typeof JOB_SPECS)[K]['mode'] extends 'async' ? K : never;
 }[JobKind];

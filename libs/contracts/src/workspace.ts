@@ -1,5 +1,18 @@
 import { z } from 'zod';
 
 export const Me = z
-  .object({ workspace_id: z.string(), workspace_name: z.string(), plan: z.string() })
+  .object({
+    workspace_id: z.string(),
+    workspace_name: z.string(),
+    plan: z.string(),
+    generations_used: z
+      .number()
+      .int()
+      .meta({ description: 'AI generations used this calendar month (UTC); failed jobs are not counted' }),
+    generations_allowance: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "The plan's AI generations per month; null: unlimited (Partner)" }),
+  })
   .meta({ id: 'WorkspaceInfo' });

@@ -27,6 +27,7 @@ import {
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
 import { ensureInstallationSecretKey } from '@lectern/secrets';
+import { GENERATION_WORKER_ENV, generationJob, generationProviderProblem } from '@lectern/generation';
 import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 import type { Metrics } from '@lectern/metrics';
 
@@ -41,7 +42,7 @@ export interface JobRegistryPorts {
 type Env = Record<string, string | undefined>;
 
 /** The worker kinds `lectern worker` knows, in the order `lectern start` starts them. */
-export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm'] as const;
+export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm', 'generation'] as const;
 export type WorkerKindName = (typeof WORKER_KIND_NAMES)[number];
 
 /**
@@ -74,6 +75,14 @@ const JOBS: {
       scormExportJob({ ...scormExportSettings(parseEnv(SCORM_WORKER_ENV, env)), storage: ports.storage }),
   },
   'scorm.import': { host: 'scorm', env: [], entry: () => scormImportJob },
+  'generation.run': {
+    host: 'generation',
+    env: GENERATION_WORKER_ENV,
+    entry: (env) => {
+      const cfg = parseEnv(GENERATION_WORKER_ENV, env);
+      return generationJob({ cfg, allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS });
+    },
+  },
 };
 
 /**
@@ -197,6 +206,17 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
     warnings: (env) => certificateFontWarnings(parseEnv(CERTIFICATE_WORKER_ENV, env).CERTIFICATE_FONT_DIR),
   },
   scorm: jobHost('scorm', 'SCORM export and import (scorm.export, scorm.import)'),
+  generation: {
+    ...jobHost(
+      'generation',
+      'AI course drafts (generation.run, an OpenAI-compatible chat-completions model)',
+    ),
+    // Without a provider the worker still starts (the API refuses POST /generate with 503 meanwhile).
+    warnings: (env) => {
+      const problem = generationProviderProblem(parseEnv(GENERATION_WORKER_ENV, env));
+      return problem ? [problem] : [];
+    },
+  },
 };
 
 /** A name given to `lectern worker` or LECTERN_WORKERS that is no worker kind. */

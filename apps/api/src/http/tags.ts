@@ -16,6 +16,8 @@ export const API_TAGS = {
   'Certificate templates':
     'Designs of the PDF certificates issued when a learner passes a course (Scale and up).',
   Collections: 'Ordered groups of courses (every plan).',
+  Generation:
+    'AI course drafts from a prompt and an optional source page, as asynchronous jobs to poll (Build and up).',
   Translations:
     'Locales of a course: its translatable texts and the translated fields per locale (Scale and up).',
   Completions: "Learners' runs of a course: progress, score, answers and each finished attempt.",

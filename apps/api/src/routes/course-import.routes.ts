@@ -5,7 +5,9 @@ import { CsvImportError, CsvImportQuery, CsvImportResponse, ErrorBody } from '@l
 import { getCourse, courseDto } from '@lectern/authoring';
 import { CSV_BLOB, CSV_IMPORT_KIND, CSV_MAX_ROWS } from '@lectern/csv-import';
 import { runSyncJob } from '@lectern/jobs';
+import { fingerprintBytes } from '@lectern/idempotency';
 import { readRawBody } from '../http/raw-body.js';
+import { withIdempotency } from '../http/idempotency.js';
 import { errorResponses, syncJobErrors } from './shared.js';
 
 /**
@@ -37,7 +39,8 @@ export function courseImportRoutes(
         '201: `data` is the draft course (`sourceKind: csv`) and `issues`, next to `data`, lists the rows that were skipped. ' +
         '400 `invalid_request`: no readable screen, or too many rows (`limit`), with the same `issues` list. ' +
         'Sandbox: the 3-course and 30-screen ceilings apply (403 plan_required). ' +
-        '504 `timeout` when the import worker did not answer in time: the body carries `jobId`; the import may still complete.',
+        '504 `timeout` when the import worker did not answer in time: the body carries `jobId`; the import may still complete. ' +
+        '`Idempotency-Key` header: the same key, file and title within 24 h answers 200 with the first answer and imports nothing; another file or title with the key is 409 conflict.',
       tags: ['Courses'],
       query: CsvImportQuery,
       rawBody: {
@@ -52,6 +55,16 @@ export function courseImportRoutes(
           schema: CsvImportResponse,
         },
         ...errorResponses,
+        200: {
+          description:
+            'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          schema: CsvImportResponse,
+        },
+        409: {
+          description:
+            'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          schema: ErrorBody,
+        },
         400: {
           description:
             'invalid_request: no readable screen or more than 2,000 data rows (issues list the rows), or a bad `title`',
@@ -70,18 +83,28 @@ export function courseImportRoutes(
     async (ctx) => {
       const body = await readRawBody(ctx, { limit: CSV_BODY_LIMIT, what: 'A CSV import' });
       const ws = ctx.state.auth.workspace;
-      const { result } = await runSyncJob(deps, {
-        workspaceId: ws.id,
-        kind: CSV_IMPORT_KIND,
-        input: { title: ctx.state.query.title ?? null },
-        blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
-        timeoutMs: deps.cfg.CSV_IMPORT_TIMEOUT_MS,
-        what: 'CSV import',
-      });
-      const course = await getCourse(deps.orm.em.fork(), ws.id, result.courseId);
-      ctx.status = 201;
-      ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
-      ctx.body = { data: courseDto(course), issues: result.issues };
+      const title = ctx.state.query.title ?? null;
+      // Idempotency-Key (docs/generation.md "Idempotency"): the fingerprint is the file's bytes and the title.
+      const fingerprint = fingerprintBytes(body, JSON.stringify({ title }));
+      await withIdempotency(
+        ctx,
+        deps.orm.em.fork(),
+        { scope: 'importCourseFromCsv', fingerprint },
+        async () => {
+          const { result } = await runSyncJob(deps, {
+            workspaceId: ws.id,
+            kind: CSV_IMPORT_KIND,
+            input: { title },
+            blobs: { [CSV_BLOB]: { body, contentType: 'text/csv' } },
+            timeoutMs: deps.cfg.CSV_IMPORT_TIMEOUT_MS,
+            what: 'CSV import',
+          });
+          const course = await getCourse(deps.orm.em.fork(), ws.id, result.courseId);
+          ctx.status = 201;
+          ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
+          ctx.body = { data: courseDto(course), issues: result.issues };
+        },
+      );
     },
   );
 }

@@ -6,6 +6,7 @@ import { SCORM_BLOB, SCORM_IMPORT_KIND, ZIP_CAPS } from '@lectern/scorm';
 import { runSyncJob } from '@lectern/jobs';
 import { planGate } from '../http/plan-gate.js';
 import { rawBodyStream } from '../http/raw-body.js';
+import { withStreamedIdempotency } from '../http/idempotency.js';
 import { errorResponses, syncJobErrors } from './shared.js';
 
 /** SPEC.md Limits: a SCORM package of more than 100 MB is a 413. */
@@ -33,7 +34,8 @@ export function scormImportRoutes(
         '(restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm.md). ' +
         `400 invalid_request: not a zip, no manifest, unsafe entries (zip slip, absolute paths, symlinks, encryption), more than ${ZIP_CAPS.maxEntries.toLocaleString('en-US')} entries, ` +
         'zip bombs, DOCTYPE/entities in XML, manifests that are not XML; `issues[0].code` says which. Nothing is stored. ' +
-        '413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time.',
+        '413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time. ' +
+        '`Idempotency-Key` header: the same key, package and title within 24 h answers 200 with the first answer and imports nothing; another package or title with the key is 409 conflict.',
       tags: ['Courses'],
       query: ScormImportQuery,
       rawBody: {
@@ -49,6 +51,16 @@ export function scormImportRoutes(
           schema: ScormImportResponse,
         },
         ...errorResponses,
+        200: {
+          description:
+            'Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported',
+          schema: ScormImportResponse,
+        },
+        409: {
+          description:
+            'conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use',
+          schema: ErrorBody,
+        },
         400: {
           description:
             'invalid_request: the package is refused (issues[0].code: not_a_zip, no_manifest, zip_slip, …) or a bad `title`',
@@ -69,26 +81,42 @@ export function scormImportRoutes(
       const what = 'A SCORM import';
       const body = rawBodyStream(ctx, { limit: SCORM_BODY_LIMIT, what });
       const ws = ctx.state.auth.workspace;
-      let outcome;
+      const title = ctx.state.query.title ?? null;
+      // Idempotency-Key (docs/generation.md "Idempotency"): the fingerprint is the package's bytes, hashed as they
+      // stream, and the title.
+      const idem = { scope: 'importCourseFromScorm', limit: SCORM_BODY_LIMIT, tooLarge: body.tooLarge };
       try {
-        outcome = await runSyncJob(deps, {
-          workspaceId: ws.id,
-          kind: SCORM_IMPORT_KIND,
-          input: { title: ctx.state.query.title ?? null },
-          blobs: { [SCORM_BLOB]: { ...body, contentType: 'application/zip' } },
-          timeoutMs: deps.cfg.SCORM_IMPORT_TIMEOUT_MS,
-          what: 'SCORM import',
-          deleteBlobsWhenDone: true,
-        });
+        await withStreamedIdempotency(
+          ctx,
+          deps.orm.em.fork(),
+          { ...idem, stream: body.stream, extra: JSON.stringify({ title }) },
+          async (stream) => {
+            let outcome;
+            try {
+              outcome = await runSyncJob(deps, {
+                workspaceId: ws.id,
+                kind: SCORM_IMPORT_KIND,
+                input: { title },
+                blobs: { [SCORM_BLOB]: { ...body, stream, contentType: 'application/zip' } },
+                timeoutMs: deps.cfg.SCORM_IMPORT_TIMEOUT_MS,
+                what: 'SCORM import',
+                deleteBlobsWhenDone: true,
+              });
+            } catch (err) {
+              // The rest of a refused upload is discarded, so the client still reads the answer.
+              ctx.req.resume();
+              throw err;
+            }
+            const course = await getCourse(deps.orm.em.fork(), ws.id, outcome.result.courseId);
+            ctx.status = 201;
+            ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
+            ctx.body = { data: courseDto(course), meta: outcome.result.meta };
+          },
+        );
       } catch (err) {
-        // The rest of a refused upload is discarded, so the client still reads the answer.
         ctx.req.resume();
         throw body.mapError(err);
       }
-      const course = await getCourse(deps.orm.em.fork(), ws.id, outcome.result.courseId);
-      ctx.status = 201;
-      ctx.set('Location', `/api/v1/courses/${encodeURIComponent(course.id)}`);
-      ctx.body = { data: courseDto(course), meta: outcome.result.meta };
     },
   );
 }

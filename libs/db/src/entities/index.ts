@@ -7,6 +7,7 @@ import {
 import { ApiKeySchema } from './api-key.entity.js';
 import { IdentitySchema } from './identity.entity.js';
 import { JobSchema } from './job.entity.js';
+import { IdempotencyKeySchema } from './idempotency-key.entity.js';
 import { OutboxEventSchema } from './outbox-event.entity.js';
 import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from './webhook.entity.js';
 import { CourseSchema } from './course.entity.js';
@@ -26,6 +27,7 @@ export * from './workspace.entity.js';
 export * from './api-key.entity.js';
 export * from './identity.entity.js';
 export * from './job.entity.js';
+export * from './idempotency-key.entity.js';
 export * from './outbox-event.entity.js';
 export * from './webhook.entity.js';
 export * from './course.entity.js';
@@ -45,6 +47,7 @@ export const ENTITIES = [
   ApiKeySchema,
   IdentitySchema,
   JobSchema,
+  IdempotencyKeySchema,
   OutboxEventSchema,
   WebhookEndpointSchema,
   WebhookDeliverySchema,

@@ -1,5 +1,15 @@
 import { z } from 'zod';
 
 export const Me = z
-  .object({ workspace_id: z.string(), workspace_name: z.string(), plan: z.string() })
+  .object({
+    workspace_id: z.string(),
+    workspace_name: z.string(),
+    plan: z.string(),
+    storageBytes: z.number().int().meta({ description: 'Bytes of media the workspace keeps (docs/media.md)' }),
+    storageLimitBytes: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The storage line of the plan; null: none' }),
+  })
   .meta({ id: 'WorkspaceInfo' });

@@ -1,8 +1,11 @@
 import type { ApiRouter } from '../http/router.js';
 import { Me } from '@lectern/contracts';
+import type { RouteDeps } from '../deps.js';
+import { PLANS } from '@lectern/plans';
 import { errorResponses } from './shared.js';
+import { storageUsed } from './media.routes.js';
 
-export function meRoutes(api: ApiRouter) {
+export function meRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'>) {
   api.route(
     {
       method: 'get',
@@ -10,13 +13,20 @@ export function meRoutes(api: ApiRouter) {
       operationId: 'getWorkspace',
       summary: 'Workspace info for the calling key (not wrapped in data)',
       description:
-        'The workspace id, name and plan of the key in the Authorization header; a quick way to check a key. The body is not wrapped in data.',
+        'The workspace id, name and plan of the key in the Authorization header; a quick way to check a key. ' +
+        '`storageBytes`: the media it keeps, against `storageLimitBytes` of its plan. The body is not wrapped in data.',
       tags: ['Workspace'],
       responses: { 200: { description: 'Workspace info', schema: Me }, ...errorResponses },
     },
-    (ctx) => {
+    async (ctx) => {
       const ws = ctx.state.auth.workspace;
-      ctx.body = { workspace_id: ws.id, workspace_name: ws.name, plan: ws.plan };
+      ctx.body = {
+        workspace_id: ws.id,
+        workspace_name: ws.name,
+        plan: ws.plan,
+        storageBytes: await storageUsed(deps.orm.em.fork(), ws.id),
+        storageLimitBytes: deps.cfg.MEDIA_STORAGE_LIMIT_BYTES ?? PLANS[ws.plan].storageBytes,
+      };
     },
   );
 }

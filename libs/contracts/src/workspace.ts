@@ -5,7 +5,10 @@ export const Me = z
     workspace_id: z.string(),
     workspace_name: z.string(),
     plan: z.string(),
-    storageBytes: z.number().int().meta({ description: 'Bytes of media the workspace keeps (docs/media.md)' }),
+    storageBytes: z
+      .number()
+      .int()
+      .meta({ description: 'Bytes of media the workspace keeps (docs/media.md)' }),
     storageLimitBytes: z
       .number()
       .int()

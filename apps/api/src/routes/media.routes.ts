@@ -11,7 +11,15 @@ import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
 import { ErrorBody, Pagination, paged, parsePaging, PagingQuery, iso } from '@lectern/contracts';
 import { AppError, invalid, notFound } from '@lectern/errors';
-import { boundQuery, MEDIA_KINDS, MediaSchema, newId, type EntityManager, type Media, type MediaKind } from '@lectern/db';
+import {
+  boundQuery,
+  MEDIA_KINDS,
+  MediaSchema,
+  newId,
+  type EntityManager,
+  type Media,
+  type MediaKind,
+} from '@lectern/db';
 import { checkStorageQuota } from '@lectern/plans';
 import { errorResponses } from './shared.js';
 
@@ -95,7 +103,8 @@ async function receive(ctx: Context, dir: string): Promise<Received> {
   try {
     bb = busboy({
       headers: ctx.req.headers,
-      limits: { files: 1, fileSize: MEDIA_MAX_BYTES, fields: 8, fieldSize: 1024, parts: 16 },
+      // busboy reports `limit` once a file reaches fileSize; one byte of slack lets exactly 25 MiB through.
+      limits: { files: 1, fileSize: MEDIA_MAX_BYTES + 1, fields: 8, fieldSize: 1024, parts: 16 },
     });
   } catch {
     ctx.req.resume();
@@ -124,7 +133,10 @@ async function receive(ctx: Context, dir: string): Promise<Received> {
         ctx.req.resume();
         reject(failure);
       });
-      writes.push(pipeline(stream, createWriteStream(file.path)));
+      const write = pipeline(stream, createWriteStream(file.path));
+      // Awaited below on success; on a refusal nobody awaits it, and the temp dir goes anyway.
+      write.catch(() => undefined);
+      writes.push(write);
     });
     bb.on('close', resolve);
     bb.on('error', (err) =>
@@ -135,11 +147,14 @@ async function receive(ctx: Context, dir: string): Promise<Received> {
           ]),
       ),
     );
-    ctx.req.on('aborted', () => reject(invalid('The upload was interrupted before the body was complete', [])));
+    ctx.req.on('aborted', () =>
+      reject(invalid('The upload was interrupted before the body was complete', [])),
+    );
   });
   ctx.req.pipe(bb);
   await done;
   await Promise.all(writes);
+  if (out.file && out.file.bytes > MEDIA_MAX_BYTES) throw tooLarge();
   return out;
 }
 
@@ -220,23 +235,32 @@ export function mediaRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'stora
           ]);
         }
         if (got.file.bytes === 0) {
-          throw invalid('The file is empty', [{ code: 'empty', path: ['file'], message: 'the file is empty' }]);
+          throw invalid('The file is empty', [
+            { code: 'empty', path: ['file'], message: 'the file is empty' },
+          ]);
         }
         const sniffed = await fileTypeFromFile(got.file.path);
         const mime = sniffed?.mime ?? 'unknown';
         const sniffedKind = kindOfMime(mime);
         if (!sniffedKind) {
-          throw invalid(`The file's bytes are ${mime === 'unknown' ? 'of no accepted format' : mime}, which is not accepted`, [
-            {
-              code: 'unsupported_type',
-              path: ['file'],
-              message: `accepted: ${Object.values(ACCEPTED).flat().join(', ')}`,
-            },
-          ]);
+          throw invalid(
+            `The file's bytes are ${mime === 'unknown' ? 'of no accepted format' : mime}, which is not accepted`,
+            [
+              {
+                code: 'unsupported_type',
+                path: ['file'],
+                message: `accepted: ${Object.values(ACCEPTED).flat().join(', ')}`,
+              },
+            ],
+          );
         }
         if (sniffedKind !== kind) {
           throw invalid(`The file is ${mime} (${sniffedKind}), not ${kind}`, [
-            { code: 'kind_mismatch', path: ['file'], message: `the file is ${mime}, which is not a ${kind} type` },
+            {
+              code: 'kind_mismatch',
+              path: ['file'],
+              message: `the file is ${mime}, which is not a ${kind} type`,
+            },
           ]);
         }
 
@@ -283,7 +307,8 @@ export function mediaRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'stora
       path: '/media',
       operationId: 'listMedia',
       summary: 'List media files (newest first, paged)',
-      description: 'Each with its processing state and a fresh `previewUrl`; limit and offset page the result.',
+      description:
+        'Each with its processing state and a fresh `previewUrl`; limit and offset page the result.',
       tags,
       query: PagingQuery,
       responses: {
@@ -316,7 +341,10 @@ export function mediaRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'stora
       responses: { 200: { description: 'The media file', schema: one }, ...errorResponses },
     },
     async (ctx) => {
-      const m = await em().findOne(MediaSchema, { id: ctx.params.id, workspaceId: ctx.state.auth.workspace.id });
+      const m = await em().findOne(MediaSchema, {
+        id: ctx.params.id,
+        workspaceId: ctx.state.auth.workspace.id,
+      });
       if (!m) throw notFound('Media');
       ctx.body = { data: await mediaDto(deps, m) };
     },

@@ -160,7 +160,7 @@ const PUBLISHED: Record<string, string> = {
 };
 
 /** Names kept for operations whose routes do not exist yet; the docs list them, the document must not. */
-const RESERVED = ['uploadMedia', 'createGenerationJob', 'getGenerationJob'];
+const RESERVED = ['createGenerationJob', 'getGenerationJob'];
 
 /** The "Operation names" table of docs/authoring.md: operationId → "METHOD /path" (OpenAPI path form). */
 function documentedNames(): { published: Record<string, string>; reserved: string[] } {

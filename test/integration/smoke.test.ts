@@ -14,7 +14,13 @@ describe('smoke: the API over a real port', () => {
   it('GET /me answers the workspace, unwrapped', async () => {
     const res = await call(app.base, 'GET', '/me', { key: ws.key });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ workspace_id: ws.id, workspace_name: 'Smoke', plan: 'build' });
+    expect(res.body).to.deep.equal({
+      workspace_id: ws.id,
+      workspace_name: 'Smoke',
+      plan: 'build',
+      storageBytes: 0,
+      storageLimitBytes: 50 * 1024 ** 3,
+    });
     expect(res.headers.get('x-request-id')).to.be.a('string');
   });
 });

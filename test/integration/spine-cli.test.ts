@@ -95,7 +95,13 @@ describe('spine: the lectern CLI', function () {
     expect(write.key).to.match(/^lk_[A-Za-z0-9]{32,}$/);
     const me = await call(app.base, 'GET', '/me', { key: write.key });
     expect(me.status).to.equal(200);
-    expect(me.body).to.deep.equal({ workspace_id: ws.id, workspace_name: 'CLI workspace', plan: 'sandbox' });
+    expect(me.body).to.deep.equal({
+      workspace_id: ws.id,
+      workspace_name: 'CLI workspace',
+      plan: 'sandbox',
+      storageBytes: 0,
+      storageLimitBytes: 1024 ** 3,
+    });
     expect(
       (await call(app.base, 'POST', '/identities', { key: write.key, body: { externalId: 'cli' } })).status,
     ).to.equal(201);

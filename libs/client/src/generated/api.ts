@@ -425,7 +425,7 @@ export interface paths {
         put?: never;
         /**
          * Import a draft course from a CSV file
-         * @description Raw CSV body with `Content-Type: text/csv` (UTF-8 with or without BOM, or Windows-1252; `,` `;` or tab; format in docs/csv-import.md). At most 2,000 data rows and 5 MiB. 201: `data` is the draft course (`sourceKind: csv`) and `issues`, next to `data`, lists the rows that were skipped. 400 `invalid_request`: no readable screen, or too many rows (`limit`), with the same `issues` list. Sandbox: the 3-course and 30-screen ceilings apply (403 plan_required). 504 `timeout` when the import worker did not answer in time: the body carries `jobId`; the import may still complete.
+         * @description Raw CSV body with `Content-Type: text/csv` (UTF-8 with or without BOM, or Windows-1252; `,` `;` or tab; format in docs/csv-import.md). At most 2,000 data rows and 5 MiB. 201: `data` is the draft course (`sourceKind: csv`) and `issues`, next to `data`, lists the rows that were skipped. 400 `invalid_request`: no readable screen, or too many rows (`limit`), with the same `issues` list. Sandbox: the 3-course and 30-screen ceilings apply (403 plan_required). 504 `timeout` when the import worker did not answer in time: the body carries `jobId`; the import may still complete. `Idempotency-Key` header: the same key, file and title within 24 h answers 200 with the first answer and imports nothing; another file or title with the key is 409 conflict.
          */
         post: operations["importCourseFromCsv"];
         delete?: never;
@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Import a draft course from a SCORM package
-         * @description Raw zip body with `Content-Type: application/zip` (or `application/x-zip-compressed`), SCORM 1.2 or 2004. Scale plan or higher (403 plan_required otherwise, before the body is read). 201: `data` is the draft course (`sourceKind: scorm`); `meta.kind` is `roundtrip` for a package this service exported (restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm.md). 400 invalid_request: not a zip, no manifest, unsafe entries (zip slip, absolute paths, symlinks, encryption), more than 10,000 entries, zip bombs, DOCTYPE/entities in XML, manifests that are not XML; `issues[0].code` says which. Nothing is stored. 413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time.
+         * @description Raw zip body with `Content-Type: application/zip` (or `application/x-zip-compressed`), SCORM 1.2 or 2004. Scale plan or higher (403 plan_required otherwise, before the body is read). 201: `data` is the draft course (`sourceKind: scorm`); `meta.kind` is `roundtrip` for a package this service exported (restored exactly) or `salvaged` (outline and text), and `meta.warnings` lists what was left behind (docs/scorm.md). 400 invalid_request: not a zip, no manifest, unsafe entries (zip slip, absolute paths, symlinks, encryption), more than 10,000 entries, zip bombs, DOCTYPE/entities in XML, manifests that are not XML; `issues[0].code` says which. Nothing is stored. 413 over 100 MB. Sandbox ceilings apply (403 plan_required). 504 `timeout` with `jobId` when the worker did not answer in time. `Idempotency-Key` header: the same key, package and title within 24 h answers 200 with the first answer and imports nothing; another package or title with the key is 409 conflict.
          */
         post: operations["importCourseFromScorm"];
         delete?: never;
@@ -533,6 +533,46 @@ export interface paths {
          * @description Tokens signed with the key are refused from that moment on, on every server.
          */
         delete: operations["deleteEmbedKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start generating a draft course with AI
+         * @description Build plan or higher (403 plan_required naming Build). Queues a job and answers 202 with its id at once; poll GET /generate/:id. `prompt` 1–2,000 characters; `screensTarget` 1–20 (default 6); `sourceUrl` an http(s) page (HTML, text or Markdown, at most 2 MB) the course is grounded in; `locale` a BCP-47 code (default en) that also sets the reading direction. Over the month’s allowance (Build 100, Scale 500, Partner unlimited): 429 rate_limited naming the limit, and no job; a failed job is not counted. A Sandbox workspace at its course ceiling: 403 plan_required. No model provider configured: 503 service_unavailable naming the settings. `Idempotency-Key` header: the same key and body within 24 h answers 200 with the first answer and queues nothing; another body with the key is 409 conflict.
+         */
+        post: operations["createGenerationJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/generate/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a generation job
+         * @description Build plan or higher. The job: `status` queued → processing → completed (with `courseId`, a draft course) or failed (with `error`). `droppedBlocks` lists the generated blocks and screens left out as malformed, with the reasons. 404 for another workspace’s job.
+         */
+        get: operations["getGenerationJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -679,12 +719,60 @@ export interface paths {
         };
         /**
          * Workspace info for the calling key (not wrapped in data)
-         * @description The workspace id, name and plan of the key in the Authorization header; a quick way to check a key. The body is not wrapped in data.
+         * @description The workspace id, name and plan of the key in the Authorization header, and the AI generations used this month (UTC) against the plan allowance (null: unlimited); a quick way to check a key. `storageBytes`: the media it keeps, against `storageLimitBytes` of its plan. The body is not wrapped in data.
          */
         get: operations["getWorkspace"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List media files (newest first, paged)
+         * @description Each with its processing state and a fresh `previewUrl`; limit and offset page the result.
+         */
+        get: operations["listMedia"];
+        put?: never;
+        /**
+         * Upload an image, video or audio file
+         * @description `multipart/form-data` with `file` (required) and `kind` (`image` default, `video`, `audio`). The bytes decide the type (PNG, JPEG, GIF, WebP, AVIF; MP4, WebM; MP3, M4A/AAC, Ogg, WAV), never the filename or the part’s Content-Type: a file of another kind, SVG, HTML, PDF, executables and empty files are 400. At most 25 MiB (413 payload_too_large, at once when Content-Length says so; nothing is kept). The storage line of the plan counts every media byte (403 plan_required naming the plan that fits). 201: `url` (`media://<id>`) is what blocks store; `previewUrl` is a presigned GET valid 5 minutes.
+         */
+        post: operations["uploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a media file
+         * @description Its record and a fresh `previewUrl`. Another workspace’s id is a 404.
+         */
+        get: operations["getMedia"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a media file and free its storage
+         * @description The object and its record go; its bytes no longer count against the plan. Blocks that still refer to it render a labelled placeholder.
+         */
+        delete: operations["deleteMedia"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2565,6 +2653,17 @@ export interface components {
             /** @description Rows that could not be read and were skipped; [] when none */
             issues: components["schemas"]["CsvImportIssue"][];
         };
+        CsvImportResponse_output: {
+            data: components["schemas"]["Course"];
+            /** @description Rows that could not be read and were skipped; [] when none */
+            issues: components["schemas"]["CsvImportIssue"][];
+        };
+        DroppedBlock: {
+            blockId: string | null;
+            reasons: string[];
+            screenId: string;
+            type: string | null;
+        };
         EmbedKey: {
             /**
              * Format: date-time
@@ -2667,6 +2766,45 @@ export interface components {
                 score: number | null;
             };
         };
+        GenerateRequest: {
+            audience?: string;
+            /**
+             * @description BCP-47 language tag; stored in canonical form
+             * @example pt-BR
+             */
+            locale?: string;
+            prompt: string;
+            screensTarget?: number;
+            sourceUrl?: string;
+        };
+        GenerationJob: {
+            audience: string | null;
+            completedAt: string | null;
+            /** @description Set when completed: a draft course */
+            courseId: string | null;
+            createdAt: string;
+            /** @description Generated blocks and screens left out as malformed, with the reasons */
+            droppedBlocks: components["schemas"]["DroppedBlock"][];
+            /** @description Set when failed: why */
+            error: string | null;
+            id: string;
+            locale: string;
+            prompt: string;
+            screensTarget: number;
+            sourceUrl: string | null;
+            /** @enum {string} */
+            status: "queued" | "processing" | "completed" | "failed";
+        };
+        GenerationJobResponse: {
+            data: components["schemas"]["GenerationJob"];
+        };
+        GenerationQueuedResponse: {
+            data: {
+                id: string;
+                /** @constant */
+                status: "queued";
+            };
+        };
         Identity: {
             /**
              * Format: date-time
@@ -2731,6 +2869,21 @@ export interface components {
                 /** @constant */
                 type: "JsonWebKey";
             }[];
+        };
+        Media: {
+            bytes: number;
+            createdAt: string;
+            error: string | null;
+            id: string;
+            /** @enum {string} */
+            kind: "image" | "video" | "audio";
+            mime: string;
+            /** @description Presigned GET of the uploaded bytes, valid 5 minutes */
+            previewUrl: string;
+            /** @enum {string} */
+            status: "processing" | "ready" | "failed";
+            /** @description Durable, opaque reference for blocks: `media://<id>` */
+            url: string;
         };
         OpenRun: {
             /** @description Required without `identity`: the player-kept id of an anonymous learner */
@@ -3029,9 +3182,22 @@ export interface components {
             /** @description What was left behind or changed; [] when nothing was */
             warnings: components["schemas"]["ScormImportWarning"][];
         };
+        ScormImportMeta_output: {
+            /**
+             * @description `roundtrip`: a package this service exported, restored exactly; `salvaged`: a third-party package, outline and text only
+             * @enum {string}
+             */
+            kind: "roundtrip" | "salvaged";
+            /** @description What was left behind or changed; [] when nothing was */
+            warnings: components["schemas"]["ScormImportWarning"][];
+        };
         ScormImportResponse: {
             data: components["schemas"]["Course"];
             meta: components["schemas"]["ScormImportMeta"];
+        };
+        ScormImportResponse_output: {
+            data: components["schemas"]["Course"];
+            meta: components["schemas"]["ScormImportMeta_output"];
         };
         ScormImportWarning: {
             /** @description Stable code, e.g. script_ignored, media_ignored, sequencing_ignored, item_unreadable, resource_missing (docs/scorm.md) */
@@ -3808,7 +3974,15 @@ export interface components {
             url: string;
         };
         WorkspaceInfo: {
+            /** @description The plan's AI generations per month; null: unlimited (Partner) */
+            generations_allowance: number | null;
+            /** @description AI generations used this calendar month (UTC); failed jobs are not counted */
+            generations_used: number;
             plan: string;
+            /** @description Bytes of media the workspace keeps (docs/media.md) */
+            storageBytes: number;
+            /** @description The storage line of the plan; null: none */
+            storageLimitBytes: number | null;
             workspace_id: string;
             workspace_name: string;
         };
@@ -6771,13 +6945,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CsvImportResponse"];
+                };
+            };
             /** @description The imported draft course, plus the unreadable rows */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CsvImportResponse"];
+                    "application/json": components["schemas"]["CsvImportResponse_output"];
                 };
             };
             /** @description invalid_request: no readable screen or more than 2,000 data rows (issues list the rows), or a bad `title` */
@@ -6818,6 +7001,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6897,13 +7089,22 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Idempotent replay: the first answer to this Idempotency-Key (same body), nothing imported */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScormImportResponse"];
+                };
+            };
             /** @description The imported draft course and what the import did */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ScormImportResponse"];
+                    "application/json": components["schemas"]["ScormImportResponse_output"];
                 };
             };
             /** @description invalid_request: the package is refused (issues[0].code: not_a_zip, no_manifest, zip_slip, …) or a bad `title` */
@@ -6944,6 +7145,15 @@ export interface operations {
             };
             /** @description not_found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflict: the Idempotency-Key was used with another body in the last 24 h, or is in use */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7249,6 +7459,205 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description invalid_request: the body or query fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope (read-only key) or plan_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createGenerationJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GenerateRequest"];
+            };
+        };
+        responses: {
+            /** @description Idempotent replay: the first answer to this Idempotency-Key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationQueuedResponse"];
+                };
+            };
+            /** @description The queued job */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationQueuedResponse"];
+                };
+            };
+            /** @description invalid_request: the body or query fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope (read-only key) or plan_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description conflict: the Idempotency-Key was used with another body, or is in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the monthly generation allowance is used (message names the limit), or the request rate */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: no model provider configured (message names the settings) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGenerationJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The generation job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationJobResponse"];
+                };
             };
             /** @description invalid_request: the body or query fails validation (with issues) */
             400: {
@@ -8182,6 +8591,373 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WorkspaceInfo"];
                 };
+            };
+            /** @description invalid_request: the body or query fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope (read-only key) or plan_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMedia: {
+        parameters: {
+            query?: {
+                limit?: string | string[];
+                offset?: string | string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of media files */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Media"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description invalid_request: the body or query fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope (read-only key) or plan_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Form fields `file` and `kind` */
+        requestBody: {
+            content: {
+                "multipart/form-data": string;
+            };
+        };
+        responses: {
+            /** @description Stored */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Media"];
+                    };
+                };
+            };
+            /** @description invalid_request: no `file` (issue at ["file"]), unknown `kind` (["kind"]), a type not accepted or not of `kind`, an empty file */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: the upload would cross the plan’s storage line; or insufficient_scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: file over 25 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: not multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The media file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Media"];
+                    };
+                };
+            };
+            /** @description invalid_request: the body or query fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: missing, wrong, revoked or malformed key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: Sandbox allowance spent, or invoice past its grace period */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope (read-only key) or plan_required */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: the body or query fails validation (with issues) */
             400: {

@@ -8,7 +8,8 @@ import { dropDatabase } from '@lectern/db';
 const CLI = 'apps/cli/src/main.ts';
 
 describe('spine: the lectern CLI', function () {
-  this.timeout(60_000);
+  // Each step spawns the CLI through tsx (a few seconds each on a loaded 2-core machine).
+  this.timeout(180_000);
   let app: TestApp;
 
   // Each CLI run is a fresh Node process (~1.5 s of start-up): a few run at once, and the

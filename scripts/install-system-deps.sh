@@ -18,8 +18,6 @@ if [ "${1:-}" = "--test" ]; then
   command -v openssl >/dev/null 2>&1 || need+=(openssl)
   command -v xmllint >/dev/null 2>&1 || need+=(libxml2-utils)
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
-  # The media tests make short MP3 and MP4 files with ffmpeg (test/integration/media-upload.test.ts).
-  command -v ffmpeg >/dev/null 2>&1 || need+=(ffmpeg)
 fi
 
 [ ${#need[@]} -eq 0 ] && exit 0

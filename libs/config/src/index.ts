@@ -74,11 +74,6 @@ export const StorageEnv = z
   .object({
     NODE_ENV: NodeEnv,
     S3_ENDPOINT: z.string().url().optional(),
-    /**
-     * The store's address as browsers reach it, when it differs from S3_ENDPOINT (docs/media.md): presigned media
-     * URLs are signed by a client built on it (the host is part of the signature). Unset: S3_ENDPOINT's.
-     */
-    S3_PUBLIC_ENDPOINT: z.string().url().optional(),
     S3_ACCESS_KEY: z.string().min(1).optional(),
     S3_SECRET_KEY: z.string().min(1).optional(),
     S3_BUCKET: z
@@ -123,11 +118,6 @@ export const ApiEnv = z
     // false: this replica runs no outbox relay; another process does (a webhook worker with
     // WEBHOOK_WORKER_OUTBOX_RELAY=true), so the API's event loop goes to requests alone.
     API_OUTBOX_RELAY: envBool.default(true),
-    /**
-     * Test-only override of the plan table's storage line (docs/media.md "Quota"): bytes every workspace may keep
-     * in media, whatever its plan. Unset (always in production): the plan's number.
-     */
-    MEDIA_STORAGE_LIMIT_BYTES: z.coerce.number().int().min(0).optional(),
   })
   .transform((v) => ({
     ...v,

@@ -14,14 +14,5 @@ export const Me = z
       .int()
       .nullable()
       .meta({ description: "The plan's AI generations per month; null: unlimited (Partner)" }),
-    storageBytes: z
-      .number()
-      .int()
-      .meta({ description: 'Bytes of media the workspace keeps (docs/media.md)' }),
-    storageLimitBytes: z
-      .number()
-      .int()
-      .nullable()
-      .meta({ description: 'The storage line of the plan; null: none' }),
   })
   .meta({ id: 'WorkspaceInfo' });

@@ -181,25 +181,3 @@ export function checkAccess(state: AccessState, now = new Date()): void {
 export function generationAllowance(plan: PlanName): number | null {
   return PLANS[plan].monthlyGenerations;
 }
-
-/**
- * Storage quota (SPEC Limits: media bytes per workspace). An upload that would take `used` past the plan's line is
- * refused with 403 plan_required naming the lowest plan it fits; existing files stay. `limit` overrides the plan's
- * number (tests, docs/media.md "Quota"); null means no line.
- */
-export function checkStorageQuota(
-  plan: PlanName,
-  used: number,
-  adding: number,
-  limit: number | null = PLANS[plan].storageBytes,
-): void {
-  if (limit === null || used + adding <= limit) return;
-  const need = used + adding;
-  const up = nextPlanWithout(plan, (p) => p.storageBytes === null || p.storageBytes >= need);
-  throw new AppError(
-    'plan_required',
-    `This upload would take the workspace's media to ${need.toLocaleString('en-US')} bytes, past the ` +
-      `${limit.toLocaleString('en-US')} bytes of the ${PLANS[plan].label} plan; it needs the ${up.label} plan`,
-    { details: { requiredPlan: up.name, limit, storageBytes: used } },
-  );
-}

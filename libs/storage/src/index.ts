@@ -9,7 +9,6 @@ import { pipeline } from 'node:stream/promises';
 
 export interface StorageConfig {
   S3_ENDPOINT?: string;
-  S3_PUBLIC_ENDPOINT?: string;
   S3_ACCESS_KEY: string;
   S3_SECRET_KEY: string;
   S3_BUCKET: string;
@@ -34,11 +33,6 @@ export interface Storage {
   getToFile(key: string, filePath: string): Promise<number>;
   remove(key: string): Promise<void>;
   presignGet(key: string, expirySeconds?: number, opts?: { filename?: string }): Promise<string>;
-  /**
-   * A presigned GET for a browser: signed by a client built on S3_PUBLIC_ENDPOINT (the address browsers use) when
-   * set, since rewriting the host of a URL signed for another breaks its signature.
-   */
-  presignPublicGet(key: string, expirySeconds: number): Promise<string>;
   ensureBucket(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -77,23 +71,18 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     endpoint = `http://127.0.0.1:${addr.port}`;
     loopback = server as LoopbackServer;
   }
-  const clientFor = (address: string) => {
-    const url = new URL(address);
-    const useSSL = url.protocol === 'https:';
-    return new Minio.Client({
-      endPoint: url.hostname,
-      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
-      useSSL,
-      accessKey: cfg.S3_ACCESS_KEY,
-      secretKey: cfg.S3_SECRET_KEY,
-      region: cfg.S3_REGION,
-      pathStyle: true,
-      partSize: PART_SIZE,
-    });
-  };
-  const client = clientFor(endpoint);
-  // Signing is local (no request), so the public client never needs to reach its address from here.
-  const publicClient = cfg.S3_PUBLIC_ENDPOINT ? clientFor(cfg.S3_PUBLIC_ENDPOINT) : client;
+  const url = new URL(endpoint);
+  const useSSL = url.protocol === 'https:';
+  const client = new Minio.Client({
+    endPoint: url.hostname,
+    port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+    useSSL,
+    accessKey: cfg.S3_ACCESS_KEY,
+    secretKey: cfg.S3_SECRET_KEY,
+    region: cfg.S3_REGION,
+    pathStyle: true,
+    partSize: PART_SIZE,
+  });
   const bucket = cfg.S3_BUCKET;
 
   const toBuffer = async (s: Readable): Promise<Buffer> => {
@@ -155,9 +144,6 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       if (opts.filename)
         headers['response-content-disposition'] = `attachment; filename="${opts.filename.replace(/"/g, '')}"`;
       return client.presignedGetObject(bucket, key, expirySeconds, headers);
-    },
-    async presignPublicGet(key, expirySeconds) {
-      return publicClient.presignedGetObject(bucket, key, expirySeconds);
     },
     async ensureBucket() {
       if (!(await client.bucketExists(bucket))) await client.makeBucket(bucket, cfg.S3_REGION);

@@ -32,7 +32,6 @@ export const OPERATION_VERBS = [
   'report',
   'retake',
   'rotate',
-  'upload',
 ] as const;
 
 export type OperationVerb = (typeof OPERATION_VERBS)[number];

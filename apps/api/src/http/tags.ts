@@ -15,8 +15,6 @@ export const API_TAGS = {
     'Design tokens and custom fonts that style the player for the courses that use them (Scale and up).',
   'Certificate templates':
     'Designs of the PDF certificates issued when a learner passes a course (Scale and up).',
-  Media:
-    'Images, video and audio uploaded to the private object store; blocks refer to them as `media://<id>` (every plan).',
   Collections: 'Ordered groups of courses (every plan).',
   Generation:
     'AI course drafts from a prompt and an optional source page, as asynchronous jobs to poll (Build and up).',

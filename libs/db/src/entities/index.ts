@@ -22,7 +22,6 @@ import {
   EmbedKeySchema,
 } from './learner-runs.entity.js';
 import { IssuedCertificateSchema } from './issued-certificate.entity.js';
-import { MediaSchema } from './media.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -38,7 +37,6 @@ export * from './collection.entity.js';
 export * from './course-translation.entity.js';
 export * from './learner-runs.entity.js';
 export * from './issued-certificate.entity.js';
-export * from './media.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
@@ -65,5 +63,4 @@ export const ENTITIES = [
   AttemptSchema,
   CompletionBatchSchema,
   IssuedCertificateSchema,
-  MediaSchema,
 ];

@@ -9,7 +9,6 @@ import { Migration20261123000600_webhook_health } from './Migration2026112300060
 import { Migration20261123000700_certificate_completion_fk } from './Migration20261123000700_certificate_completion_fk.js';
 import { Migration20261126000800_async_jobs } from './Migration20261126000800_async_jobs.js';
 import { Migration20261126000900_asserted_learners } from './Migration20261126000900_asserted_learners.js';
-import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 import { Migration20261127002000_idempotency_keys } from './Migration20261127002000_idempotency_keys.js';
 import { Migration20261127006000_course_completion } from './Migration20261127006000_course_completion.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
@@ -40,7 +39,6 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261126000900_asserted_learners,
   },
   { name: 'Migration20261126001000_player_access', class: Migration20261126001000_player_access },
-  { name: 'Migration20261127001000_media', class: Migration20261127001000_media },
   { name: 'Migration20261127002000_idempotency_keys', class: Migration20261127002000_idempotency_keys },
   {
     name: 'Migration20261127006000_course_completion',

@@ -10,6 +10,7 @@ import { Migration20261123000700_certificate_completion_fk } from './Migration20
 import { Migration20261126000800_async_jobs } from './Migration20261126000800_async_jobs.js';
 import { Migration20261126000900_asserted_learners } from './Migration20261126000900_asserted_learners.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
+import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -37,4 +38,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261126000900_asserted_learners,
   },
   { name: 'Migration20261126001000_player_access', class: Migration20261126001000_player_access },
+  { name: 'Migration20261127001000_media', class: Migration20261127001000_media },
 ];

@@ -1,4 +1,4 @@
-import type { ApiConfig, CertificateConfig, JobsConfig, MetricsConfig } from '@lectern/config';
+import type { ApiConfig, CertificateConfig, JobsConfig, MediaConfig, MetricsConfig } from '@lectern/config';
 import type { PlayerConfig } from './player-env.js';
 import type { Logger } from '@lectern/log';
 import type { MikroORM } from '@lectern/db';
@@ -13,6 +13,7 @@ import type { KindReadiness } from '@lectern/runtime';
 export type ApiAppConfig = ApiConfig &
   MetricsConfig &
   JobsConfig &
+  MediaConfig &
   WebhookConfig &
   PlayerConfig &
   Pick<CertificateConfig, 'VERIFY_LOOKUPS_PER_MINUTE' | 'CREDENTIAL_SIGNING_KEY' | 'CREDENTIAL_RETIRED_KEYS'>;

@@ -10,3 +10,4 @@ export * from './jobs.js';
 export * from './learner-runs.js';
 export * from './certificates.js';
 export * from './player-access.js';
+export * from './media.js';

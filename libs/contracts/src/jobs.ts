@@ -1,3 +1,4 @@
+import { MediaProcessJobInput, MediaProcessJobResult } from './media.js';
 /**
  * Jobs (DESIGN.md "Synchronous commands", docs/jobs.md "Asynchronous jobs"): the bus message, and
  * for each job kind its mode, the schema of its command, its input and its result.
@@ -256,6 +257,14 @@ export const JOB_SPECS = withCommands({
   'certificate.render': { mode: 'sync', input: CertificateRenderInput, result: CertificateRenderResult },
   'scorm.export': { mode: 'sync', input: ScormExportJobInput, result: ScormExportJobResult },
   'scorm.import': { mode: 'sync', input: ScormImportJobInput, result: ScormImportJobResult },
+  // An upload's processing (docs/media.md): 25 MB at most, well under a minute even on a busy machine.
+  'media.process': {
+    mode: 'async',
+    input: MediaProcessJobInput,
+    result: MediaProcessJobResult,
+    deadlineMs: 5 * 60_000,
+    maxAttempts: 3,
+  },
 });
 
 /** The union of every job kind. */

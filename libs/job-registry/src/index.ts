@@ -26,6 +26,7 @@ import {
   missingFonts,
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
+import { mediaProcessJob } from '@lectern/media';
 import { ensureInstallationSecretKey } from '@lectern/secrets';
 import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
 import type { Metrics } from '@lectern/metrics';
@@ -35,13 +36,13 @@ import type { Metrics } from '@lectern/metrics';
  * (`put`) and the SCORM export streams packages into from disk (`putFile`).
  */
 export interface JobRegistryPorts {
-  storage: Pick<Storage, 'put' | 'putFile'>;
+  storage: Pick<Storage, 'put' | 'putFile' | 'getToFile'>;
 }
 
 type Env = Record<string, string | undefined>;
 
 /** The worker kinds `lectern worker` knows, in the order `lectern start` starts them. */
-export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm'] as const;
+export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm', 'media'] as const;
 export type WorkerKindName = (typeof WORKER_KIND_NAMES)[number];
 
 /**
@@ -74,6 +75,11 @@ const JOBS: {
       scormExportJob({ ...scormExportSettings(parseEnv(SCORM_WORKER_ENV, env)), storage: ports.storage }),
   },
   'scorm.import': { host: 'scorm', env: [], entry: () => scormImportJob },
+  'media.process': {
+    host: 'media',
+    env: [],
+    entry: (_env, ports) => mediaProcessJob({ storage: ports.storage }),
+  },
 };
 
 /**
@@ -136,7 +142,7 @@ function jobHost(name: WorkerKindName, description: string): WorkerKind {
     env: [...new Set(kinds.flatMap((k) => JOBS[k].env))],
     storage: true,
     preflight(env) {
-      entries(env, { storage: { put: notOpen, putFile: notOpen } });
+      entries(env, { storage: { put: notOpen, putFile: notOpen, getToFile: notOpen } });
     },
     async start(env, deps) {
       const { storage } = deps;
@@ -197,6 +203,10 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
     warnings: (env) => certificateFontWarnings(parseEnv(CERTIFICATE_WORKER_ENV, env).CERTIFICATE_FONT_DIR),
   },
   scorm: jobHost('scorm', 'SCORM export and import (scorm.export, scorm.import)'),
+  media: jobHost(
+    'media',
+    'uploaded media processing (media.process: sharp variants, ffprobe/ffmpeg posters)',
+  ),
 };
 
 /** A name given to `lectern worker` or LECTERN_WORKERS that is no worker kind. */

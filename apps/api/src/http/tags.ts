@@ -16,6 +16,8 @@ export const API_TAGS = {
   'Certificate templates':
     'Designs of the PDF certificates issued when a learner passes a course (Scale and up).',
   Collections: 'Ordered groups of courses (every plan).',
+  Media:
+    'Images, video and audio uploaded into the private store; blocks reference them as media://<id> and the player signs them (every plan).',
   Translations:
     'Locales of a course: its translatable texts and the translated fields per locale (Scale and up).',
   Completions: "Learners' runs of a course: progress, score, answers and each finished attempt.",

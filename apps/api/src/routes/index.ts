@@ -17,11 +17,12 @@ import { issuedCertificateRoutes } from './issued-certificates.routes.js';
 import { scormExportRoutes } from './scorm-export.routes.js';
 import { playerSettingsRoutes } from './player-settings.routes.js';
 import { usageRoutes } from './usage.routes.js';
+import { mediaRoutes } from './media.routes.js';
 
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
   const em = () => deps.orm.em.fork();
-  meRoutes(api);
+  meRoutes(api, deps);
   identityRoutes(api, deps);
   webhookRoutes(api, deps);
   courseImportRoutes(api, deps);
@@ -37,4 +38,5 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   issuedCertificateRoutes(api, deps);
   playerSettingsRoutes(api, { em });
   usageRoutes(api, { em });
+  mediaRoutes(api, deps);
 }

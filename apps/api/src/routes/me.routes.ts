@@ -1,8 +1,11 @@
 import type { ApiRouter } from '../http/router.js';
+import type { RouteDeps } from '../deps.js';
 import { Me } from '@lectern/contracts';
+import { parseStorageLimits, storageLimit, storageUse } from '@lectern/media';
 import { errorResponses } from './shared.js';
 
-export function meRoutes(api: ApiRouter) {
+export function meRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'>) {
+  const storageLimits = parseStorageLimits(deps.cfg.MEDIA_STORAGE_LIMITS);
   api.route(
     {
       method: 'get',
@@ -10,13 +13,20 @@ export function meRoutes(api: ApiRouter) {
       operationId: 'getWorkspace',
       summary: 'Workspace info for the calling key (not wrapped in data)',
       description:
-        'The workspace id, name and plan of the key in the Authorization header; a quick way to check a key. The body is not wrapped in data.',
+        "The workspace id, name and plan of the key in the Authorization header, and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.",
       tags: ['Workspace'],
       responses: { 200: { description: 'Workspace info', schema: Me }, ...errorResponses },
     },
-    (ctx) => {
+    async (ctx) => {
       const ws = ctx.state.auth.workspace;
-      ctx.body = { workspace_id: ws.id, workspace_name: ws.name, plan: ws.plan };
+      const use = await storageUse(deps.orm.em.fork(), ws.id);
+      ctx.body = {
+        workspace_id: ws.id,
+        workspace_name: ws.name,
+        plan: ws.plan,
+        storageBytes: use.usedBytes,
+        storageLimitBytes: storageLimit(ws.plan, storageLimits),
+      };
     },
   );
 }

@@ -17,5 +17,6 @@ export const WORKER_KINDS = {
     component: 'certificate-worker',
     consumers: [{ stream: 'JOBS', app: 'certificate-worker' }],
   },
+  media: { component: 'media-worker', consumers: [{ stream: 'JOBS', app: 'media-worker' }] },
   webhook: { component: 'webhook-worker', consumers: [{ stream: 'EVENTS', app: 'webhook-fanout' }] },
 };

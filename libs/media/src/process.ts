@@ -11,6 +11,9 @@ import type { MediaVariantRecord } from './media.js';
 
 const run = promisify(execFile);
 
+/** The durable every media worker shares (`<BUS_PREFIX>_media-worker`). */
+export const MEDIA_APP = 'media-worker';
+
 /** Responsive widths of the WebP variants (docs/media.md "Processing"); never wider than the original. */
 export const VARIANT_WIDTHS = [480, 960, 1920] as const;
 /** Decompression bombs: more pixels than this, or a side longer than MAX_SIDE, fails processing before decoding. */
@@ -196,7 +199,7 @@ export function mediaProcessJob(ports: MediaProcessPorts): JobWorkerOptions<'med
   sharp.cache(false);
   return {
     kind: 'media.process',
-    app: 'media',
+    app: MEDIA_APP,
     readsOnly: true,
     async handler(job, ctx) {
       const em: EntityManager = ctx.em;

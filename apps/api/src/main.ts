@@ -18,7 +18,19 @@ import { startApiServer } from './server.js';
 
 // The API reads its HTTP settings, the job deadlines and the webhook settings, plus what its connections need.
 const env = parseEnv(
-  [BaseEnv, DbEnv, BusEnv, StorageEnv, MetricsEnv, ApiEnv, JobsEnv, MediaEnv, WebhookEnv, PlayerEnv, CertificateEnv],
+  [
+    BaseEnv,
+    DbEnv,
+    BusEnv,
+    StorageEnv,
+    MetricsEnv,
+    ApiEnv,
+    JobsEnv,
+    MediaEnv,
+    WebhookEnv,
+    PlayerEnv,
+    CertificateEnv,
+  ],
   process.env,
 );
 const cfg = await ensureInstallationSecretKey(env);

@@ -18,12 +18,10 @@ export const MediaVariant = z
 export const Media = z
   .object({
     id: z.string(),
-    url: z
-      .string()
-      .meta({
-        description: 'durable `media://<id>`: what to store in a block',
-        example: 'media://med_0mhx2k3l9AbCdEfGhIjKlMn',
-      }),
+    url: z.string().meta({
+      description: 'durable `media://<id>`: what to store in a block',
+      example: 'media://med_0mhx2k3l9AbCdEfGhIjKlMn',
+    }),
     previewUrl: z
       .string()
       .meta({ description: 'signed, expires shortly (MEDIA_URL_TTL_SECONDS); for the uploader only' }),

@@ -19,7 +19,7 @@ import {
 } from './limits.js';
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
 import { pickLocale, type CourseRow, type ServedTranslation } from './served.js';
-import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
+import { buildLearnerCourse, type LearnerTheme, type MediaUrl } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
 interface PublishedRow {
@@ -134,6 +134,8 @@ export interface OpenRunPorts {
   tokens: RunTokens;
   tracking: TrackingTokens;
   answerKeySecret: string;
+  /** Signs the course's stored media references for the learner (docs/media.md "Serving"); absent: as stored. */
+  mediaUrl?: (workspaceId: string) => MediaUrl;
   /** Who is asking: checked against the workspace's player settings and the anonymous limits. */
   client: OpenClient;
 }
@@ -230,7 +232,7 @@ export async function openRun(
   }
   const served = await buildLearnerCourse(
     { course, translation, theme },
-    { answerKeys: { secret: ports.answerKeySecret } },
+    { answerKeys: { secret: ports.answerKeySecret }, mediaUrl: ports.mediaUrl?.(workspace.id) },
   );
 
   // Counted first: a spent allowance refuses the open (402) before anything is written.

@@ -7,3 +7,4 @@ export * from './quota.js';
 export * from './receive.js';
 export * from './media.js';
 export * from './process.js';
+export * from './serve.js';

@@ -32,7 +32,9 @@ describe('media: serving media:// references to learners (docs/media.md "Serving
       body: { courseId, anonymousId: anonymousId(7) },
     });
     expect(res.status, res.text).to.be.oneOf([200, 201]);
-    const served = (res.body.data.course.screens[0]!.blocks as { url: string }[]).map((b) => b.url);
+    const served = (res.body.data.course.screens[0]!.blocks as unknown as { url: string }[]).map(
+      (b) => b.url,
+    );
     expect(served[0]).to.match(/^http:\/\/127\.0\.0\.1:\d+\/.+X-Amz-Signature=/);
     const got = await fetch(served[0]!);
     expect(got.status).to.equal(200);

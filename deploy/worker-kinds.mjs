@@ -21,5 +21,6 @@ export const WORKER_KINDS = {
     component: 'generation-worker',
     consumers: [{ stream: 'JOBS', app: 'generation-worker' }],
   },
+  media: { component: 'media-worker', consumers: [{ stream: 'JOBS', app: 'media-worker' }] },
   webhook: { component: 'webhook-worker', consumers: [{ stream: 'EVENTS', app: 'webhook-fanout' }] },
 };

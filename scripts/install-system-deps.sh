@@ -9,6 +9,8 @@ need=()
 # Certificate PDFs are set in Noto (Latin, Cyrillic, Greek, Arabic, Hebrew; CJK): docs/certificates.md.
 [ -f /usr/share/fonts/truetype/noto/NotoSansArabic-Regular.ttf ] || need+=(fonts-noto-core)
 [ -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || need+=(fonts-noto-cjk)
+# The media worker reads video and audio with ffprobe and takes poster frames with ffmpeg: docs/media.md.
+command -v ffprobe >/dev/null 2>&1 || need+=(ffmpeg)
 
 if [ "${1:-}" = "--test" ]; then
   # The suite reads certificate PDFs back (pdftotext, pdftoppm + zbarimg for the QR), validates SCORM manifests

@@ -170,9 +170,9 @@ describe('the worker host: lectern worker <kind…>, and lectern start with a ki
   });
 
   it('an unknown kind exits non-zero naming the known ones, before connecting to anything', async () => {
-    const bad = await runTs(CLI, ['worker', 'csv', 'media', 'pdf'], envFor(testConfig()), 40_000);
+    const bad = await runTs(CLI, ['worker', 'csv', 'video', 'pdf'], envFor(testConfig()), 40_000);
     expect(bad.code, bad.stderr).to.equal(64);
-    expect(bad.stderr).to.include('unknown worker kinds: media, pdf');
+    expect(bad.stderr).to.include('unknown worker kinds: video, pdf');
     expect(bad.stderr).to.include('webhook, csv, certificate, scorm');
     const env = await runTs(CLI, ['worker'], envFor(testConfig(), { LECTERN_WORKERS: 'csv,nope' }), 40_000);
     expect(env.code, env.stderr).to.equal(64);

@@ -1,3 +1,4 @@
+import { mediaSigner } from '@lectern/media';
 import Koa from 'koa';
 import { randomUUID } from 'node:crypto';
 import { ApiRouter } from './http/router.js';
@@ -138,6 +139,11 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       },
     },
     publicUrl: cfg.PUBLIC_URL,
+    mediaUrl: (workspaceId: string) =>
+      mediaSigner(
+        { em: deps.orm.em.fork(), storage: deps.storage, ttlSeconds: cfg.MEDIA_URL_TTL_SECONDS },
+        workspaceId,
+      ),
     certificates: { ...deps, onEvent: () => deps.relay.kick() },
     assets: playerAssetUrls(assets),
   });

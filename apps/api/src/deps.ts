@@ -3,6 +3,7 @@ import type {
   CertificateConfig,
   GenerationConfig,
   JobsConfig,
+  MediaConfig,
   MetricsConfig,
 } from '@lectern/config';
 import type { PlayerConfig } from './player-env.js';
@@ -20,6 +21,7 @@ export type ApiAppConfig = ApiConfig &
   MetricsConfig &
   JobsConfig &
   GenerationConfig &
+  MediaConfig &
   WebhookConfig &
   PlayerConfig &
   Pick<CertificateConfig, 'VERIFY_LOOKUPS_PER_MINUTE' | 'CREDENTIAL_SIGNING_KEY' | 'CREDENTIAL_RETIRED_KEYS'>;

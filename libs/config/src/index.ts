@@ -74,6 +74,8 @@ export const StorageEnv = z
   .object({
     NODE_ENV: NodeEnv,
     S3_ENDPOINT: z.string().url().optional(),
+    // The store's address as browsers see it, for presigned URLs (docs/media.md "Settings"); default S3_ENDPOINT.
+    S3_PUBLIC_ENDPOINT: z.string().url().optional(),
     S3_ACCESS_KEY: z.string().min(1).optional(),
     S3_SECRET_KEY: z.string().min(1).optional(),
     S3_BUCKET: z
@@ -264,6 +266,32 @@ export const ScormEnv = z.object({
   /** Whole fetch of one media file (DNS, connect, response, body). */
   SCORM_MEDIA_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
 });
+
+/** Media uploads and serving (docs/media.md "Settings"). Read by the API. */
+export const MediaEnv = z
+  .object({
+    NODE_ENV: NodeEnv,
+    /** Lifetime of the signed addresses handed to browsers (previewUrl, the learner view's media). */
+    MEDIA_URL_TTL_SECONDS: z.coerce.number().int().min(5).max(3600).default(300),
+    /**
+     * Test-only override of the plans' storage lines, `sandbox=1000000,build=5000000` (bytes; empty = unbounded),
+     * so the quota is tested without writing gigabytes. Refused in production.
+     */
+    MEDIA_STORAGE_LIMITS: z
+      .string()
+      .regex(/^\s*(\w+=\d*\s*(,\s*\w+=\d*\s*)*)?$/, 'plan=bytes pairs separated by commas')
+      .optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.NODE_ENV === 'production' && v.MEDIA_STORAGE_LIMITS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MEDIA_STORAGE_LIMITS'],
+        message: 'is for tests; not allowed in production',
+      });
+  })
+  .transform(({ NODE_ENV: _readOnly, ...v }) => v);
+export type MediaConfig = z.output<typeof MediaEnv>;
 
 export type JobsConfig = z.output<typeof JobsEnv>;
 export type ScormConfig = z.output<typeof ScormEnv>;

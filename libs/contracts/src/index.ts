@@ -11,3 +11,4 @@ export * from './learner-runs.js';
 export * from './certificates.js';
 export * from './player-access.js';
 export * from './generation.js';
+export * from './media.js';

@@ -1,3 +1,4 @@
+import { MediaProcessJobInput, MediaProcessJobResult } from './media.js';
 /**
  * Jobs (DESIGN.md "Synchronous commands", docs/jobs.md "Asynchronous jobs"): the bus message, and
  * for each job kind its mode, the schema of its command, its input and its result.
@@ -263,6 +264,14 @@ export const JOB_SPECS = withCommands({
     input: GenerationJobInput,
     result: GenerationJobResult,
     deadlineMs: 120_000,
+    maxAttempts: 3,
+  },
+  // An upload's processing (docs/media.md): 25 MB at most, well under a minute even on a busy machine.
+  'media.process': {
+    mode: 'async',
+    input: MediaProcessJobInput,
+    result: MediaProcessJobResult,
+    deadlineMs: 5 * 60_000,
     maxAttempts: 3,
   },
 });

@@ -14,5 +14,11 @@ export const Me = z
       .int()
       .nullable()
       .meta({ description: "The plan's AI generations per month; null: unlimited (Partner)" }),
+    storageBytes: z.number().int().meta({ description: 'media bytes stored (docs/media.md "Quota")' }),
+    storageLimitBytes: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "the plan's storage line; null: unbounded" }),
   })
   .meta({ id: 'WorkspaceInfo' });

@@ -26,6 +26,7 @@ import {
   missingFonts,
 } from '@lectern/certificates';
 import { SCORM_WORKER_ENV, scormExportJob, scormExportSettings, scormImportJob } from '@lectern/scorm';
+import { mediaProcessJob } from '@lectern/media';
 import { ensureInstallationSecretKey } from '@lectern/secrets';
 import { GENERATION_WORKER_ENV, generationJob, generationProviderProblem } from '@lectern/generation';
 import { WebhookEnv, startWebhookWorker } from '@lectern/webhooks';
@@ -36,13 +37,13 @@ import type { Metrics } from '@lectern/metrics';
  * (`put`) and the SCORM export streams packages into from disk (`putFile`).
  */
 export interface JobRegistryPorts {
-  storage: Pick<Storage, 'put' | 'putFile'>;
+  storage: Pick<Storage, 'put' | 'putFile' | 'getToFile'>;
 }
 
 type Env = Record<string, string | undefined>;
 
 /** The worker kinds `lectern worker` knows, in the order `lectern start` starts them. */
-export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm', 'generation'] as const;
+export const WORKER_KIND_NAMES = ['webhook', 'csv', 'certificate', 'scorm', 'generation', 'media'] as const;
 export type WorkerKindName = (typeof WORKER_KIND_NAMES)[number];
 
 /**
@@ -82,6 +83,11 @@ const JOBS: {
       const cfg = parseEnv(GENERATION_WORKER_ENV, env);
       return generationJob({ cfg, allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS });
     },
+  },
+  'media.process': {
+    host: 'media',
+    env: [],
+    entry: (_env, ports) => mediaProcessJob({ storage: ports.storage }),
   },
 };
 
@@ -145,7 +151,7 @@ function jobHost(name: WorkerKindName, description: string): WorkerKind {
     env: [...new Set(kinds.flatMap((k) => JOBS[k].env))],
     storage: true,
     preflight(env) {
-      entries(env, { storage: { put: notOpen, putFile: notOpen } });
+      entries(env, { storage: { put: notOpen, putFile: notOpen, getToFile: notOpen } });
     },
     async start(env, deps) {
       const { storage } = deps;
@@ -217,6 +223,10 @@ export const WORKER_KINDS: { [N in WorkerKindName]: WorkerKind } = {
       return problem ? [problem] : [];
     },
   },
+  media: jobHost(
+    'media',
+    'uploaded media processing (media.process: sharp variants, ffprobe/ffmpeg posters)',
+  ),
 };
 
 /** A name given to `lectern worker` or LECTERN_WORKERS that is no worker kind. */

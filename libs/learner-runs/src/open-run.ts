@@ -20,7 +20,7 @@ import {
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
 import { indexCourse, materialOf, pickLocale, type CourseRow, type ServedTranslation } from './served.js';
 import { feedbackFor } from '@lectern/courses';
-import { buildLearnerCourse, type LearnerTheme } from './learner-course.js';
+import { buildLearnerCourse, type LearnerTheme, type MediaUrl } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
 interface PublishedRow {
@@ -144,6 +144,8 @@ export interface OpenRunPorts {
   tokens: RunTokens;
   tracking: TrackingTokens;
   answerKeySecret: string;
+  /** Signs the course's stored media references for the learner (docs/media.md "Serving"); absent: as stored. */
+  mediaUrl?: (workspaceId: string) => MediaUrl;
   /** Who is asking: checked against the workspace's player settings and the anonymous limits. */
   client: OpenClient;
   /** The public verification page of a serial (`PUBLIC_URL/verify/<serial>`), for an issued certificate. */
@@ -242,7 +244,7 @@ export async function openRun(
   }
   const served = await buildLearnerCourse(
     { course, translation, theme },
-    { answerKeys: { secret: ports.answerKeySecret } },
+    { answerKeys: { secret: ports.answerKeySecret }, mediaUrl: ports.mediaUrl?.(workspace.id) },
   );
 
   // Counted first: a spent allowance refuses the open (402) before anything is written.

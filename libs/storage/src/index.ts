@@ -9,6 +9,11 @@ import { pipeline } from 'node:stream/promises';
 
 export interface StorageConfig {
   S3_ENDPOINT?: string;
+  /**
+   * The address browsers reach the store at, when it differs from S3_ENDPOINT: presigned URLs are signed by a
+   * client built on it (the signature covers the Host header, so rewriting a URL's host afterwards breaks it).
+   */
+  S3_PUBLIC_ENDPOINT?: string;
   S3_ACCESS_KEY: string;
   S3_SECRET_KEY: string;
   S3_BUCKET: string;
@@ -71,18 +76,23 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     endpoint = `http://127.0.0.1:${addr.port}`;
     loopback = server as LoopbackServer;
   }
-  const url = new URL(endpoint);
-  const useSSL = url.protocol === 'https:';
-  const client = new Minio.Client({
-    endPoint: url.hostname,
-    port: url.port ? Number(url.port) : useSSL ? 443 : 80,
-    useSSL,
-    accessKey: cfg.S3_ACCESS_KEY,
-    secretKey: cfg.S3_SECRET_KEY,
-    region: cfg.S3_REGION,
-    pathStyle: true,
-    partSize: PART_SIZE,
-  });
+  const clientOn = (address: string) => {
+    const url = new URL(address);
+    const useSSL = url.protocol === 'https:';
+    return new Minio.Client({
+      endPoint: url.hostname,
+      port: url.port ? Number(url.port) : useSSL ? 443 : 80,
+      useSSL,
+      accessKey: cfg.S3_ACCESS_KEY,
+      secretKey: cfg.S3_SECRET_KEY,
+      // Known region: presigning never asks the store (the public address may not be reachable from here).
+      region: cfg.S3_REGION,
+      pathStyle: true,
+      partSize: PART_SIZE,
+    });
+  };
+  const client = clientOn(endpoint);
+  const signer = cfg.S3_PUBLIC_ENDPOINT ? clientOn(cfg.S3_PUBLIC_ENDPOINT) : client;
   const bucket = cfg.S3_BUCKET;
 
   const toBuffer = async (s: Readable): Promise<Buffer> => {
@@ -143,7 +153,7 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       const headers: Record<string, string> = {};
       if (opts.filename)
         headers['response-content-disposition'] = `attachment; filename="${opts.filename.replace(/"/g, '')}"`;
-      return client.presignedGetObject(bucket, key, expirySeconds, headers);
+      return signer.presignedGetObject(bucket, key, expirySeconds, headers);
     },
     async ensureBucket() {
       if (!(await client.bucketExists(bucket))) await client.makeBucket(bucket, cfg.S3_REGION);

@@ -23,6 +23,7 @@ describe('jobs: the worker kinds of the worker host', () => {
       'csv',
       'certificate',
       'scorm',
+      'media',
     ]);
     expect(WORKER_KINDS.webhook.env).to.include(WebhookEnv);
     for (const n of WORKER_KIND_NAMES) {
@@ -39,13 +40,13 @@ describe('jobs: the worker kinds of the worker host', () => {
   });
 
   it('refuses an unknown name, listing the known kinds', () => {
-    expect(() => workerKindsNamed(['csv', 'media']))
+    expect(() => workerKindsNamed(['csv', 'mediaa']))
       .to.throw(
         UnknownWorkerKindError,
-        'unknown worker kind: media; the kinds are: webhook, csv, certificate, scorm',
+        'unknown worker kind: mediaa; the kinds are: webhook, csv, certificate, scorm, media',
       )
       .with.property('names')
-      .that.deep.equals(['media']);
+      .that.deep.equals(['mediaa']);
   });
 
   it('preflight: a certificate kind without its fonts fails with the fix; the others do not read them', () => {

@@ -32,6 +32,7 @@ export const OPERATION_VERBS = [
   'report',
   'retake',
   'rotate',
+  'upload',
 ] as const;
 
 export type OperationVerb = (typeof OPERATION_VERBS)[number];

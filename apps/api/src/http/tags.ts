@@ -18,6 +18,8 @@ export const API_TAGS = {
   Collections: 'Ordered groups of courses (every plan).',
   Generation:
     'AI course drafts from a prompt and an optional source page, as asynchronous jobs to poll (Build and up).',
+  Media:
+    'Images, video and audio uploaded into the private store; blocks reference them as media://<id> and the player signs them (every plan).',
   Translations:
     'Locales of a course: its translatable texts and the translated fields per locale (Scale and up).',
   Completions: "Learners' runs of a course: progress, score, answers and each finished attempt.",

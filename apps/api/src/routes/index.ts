@@ -18,11 +18,12 @@ import { scormExportRoutes } from './scorm-export.routes.js';
 import { playerSettingsRoutes } from './player-settings.routes.js';
 import { usageRoutes } from './usage.routes.js';
 import { generationRoutes } from './generation.routes.js';
+import { mediaRoutes } from './media.routes.js';
 
 /** Every keyed /api/v1 route module. Add new modules here. */
 export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { keys: () => PlayerKeys }): void {
   const em = () => deps.orm.em.fork();
-  meRoutes(api, { em });
+  meRoutes(api, deps);
   identityRoutes(api, deps);
   webhookRoutes(api, deps);
   courseImportRoutes(api, deps);
@@ -44,4 +45,5 @@ export function registerApiRoutes(api: ApiRouter, deps: RouteDeps, player: { key
   playerSettingsRoutes(api, { em });
   usageRoutes(api, { em });
   generationRoutes(api, deps);
+  mediaRoutes(api, deps);
 }

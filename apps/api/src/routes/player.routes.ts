@@ -23,6 +23,7 @@ import {
   type TrackingTokens,
   type SecretBox,
   type AnonymousLimits,
+  type OpenRunPorts,
 } from '@lectern/learner-runs';
 import { issueCertificate, verifyUrl, type IssueDeps } from '@lectern/certificates';
 import type { ResponseSpec } from '../http/router.js';
@@ -44,6 +45,8 @@ export interface PlayerDeps {
     anonymousOpens: AnonymousLimits;
   };
   publicUrl: string;
+  /** Signs `media://` references in the served course (docs/media.md "Serving"). */
+  mediaUrl?: OpenRunPorts['mediaUrl'];
   /** The player bundle's URLs for the embed page; null when the bundle is not built. */
   assets?: () => { js: string; css: string } | null;
   /** What issuing a certificate needs (the runtime: database, bus to the render worker, object store). */
@@ -259,6 +262,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
           tracking,
           answerKeySecret,
           verifyUrl: (serial) => verifyUrl(deps.publicUrl, serial),
+          mediaUrl: deps.mediaUrl,
           client: {
             origin: ctx.get('origin') || undefined,
             address: ctx.ip,

@@ -22,6 +22,7 @@ import {
   EmbedKeySchema,
 } from './learner-runs.entity.js';
 import { IssuedCertificateSchema } from './issued-certificate.entity.js';
+import { MediaSchema, WorkspaceStorageSchema } from './media.entity.js';
 
 export * from './workspace.entity.js';
 export * from './api-key.entity.js';
@@ -37,9 +38,12 @@ export * from './collection.entity.js';
 export * from './course-translation.entity.js';
 export * from './learner-runs.entity.js';
 export * from './issued-certificate.entity.js';
+export * from './media.entity.js';
 
 /** Every entity the ORM knows. Add new schemas here. */
 export const ENTITIES = [
+  MediaSchema,
+  WorkspaceStorageSchema,
   WorkspaceSchema,
   UsageCounterSchema,
   UsageDaySchema,

@@ -12,6 +12,7 @@ import { Migration20261126000900_asserted_learners } from './Migration2026112600
 import { Migration20261127002000_idempotency_keys } from './Migration20261127002000_idempotency_keys.js';
 import { Migration20261127006000_course_completion } from './Migration20261127006000_course_completion.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
+import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
 /**
  * Every migration, in order. Listed explicitly (no directory scan) so the same list
@@ -39,6 +40,7 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261126000900_asserted_learners,
   },
   { name: 'Migration20261126001000_player_access', class: Migration20261126001000_player_access },
+  { name: 'Migration20261127001000_media', class: Migration20261127001000_media },
   { name: 'Migration20261127002000_idempotency_keys', class: Migration20261127002000_idempotency_keys },
   {
     name: 'Migration20261127006000_course_completion',

@@ -67,6 +67,34 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect((me.body as unknown as { storageBytes: number }).storageBytes).to.equal(png.length);
   });
 
+  it('Idempotency-Key: the same file and kind again → 200 with the first answer, nothing stored twice; another file → 409', async () => {
+    const { ws } = await workspace();
+    const png = await pngOf(20, 10);
+    const headers = { 'idempotency-key': 'upload-1' };
+    const first = await uploadForm(app.base, ws.key, { file: { bytes: png }, headers });
+    expectStatus(first, 201);
+    // FormData draws a new multipart boundary each time: the fingerprint is the file, not the framing.
+    const again = await uploadForm(app.base, ws.key, { file: { bytes: png, name: 'renamed.png' }, headers });
+    expectStatus(again, 200);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again.body.data.id).to.equal(first.body.data.id);
+    expect(await rowsOf(ws.id)).to.equal('1');
+    expect((await used(ws.id)).used_bytes).to.equal(String(png.length));
+    const other = await uploadForm(app.base, ws.key, { file: { bytes: await pngOf(21, 10) }, headers });
+    expectStatus(other, 409);
+    expect(other.body.error).to.equal('conflict');
+    const asVideo = await uploadForm(app.base, ws.key, { file: { bytes: png }, kind: 'video', headers });
+    expectStatus(asVideo, 409);
+    expect(await rowsOf(ws.id)).to.equal('1');
+    // A refused upload frees its key: the same key then stores a good file.
+    const refusedKey = { 'idempotency-key': 'upload-2' };
+    expectStatus(
+      await uploadForm(app.base, ws.key, { file: { bytes: Buffer.from('<svg/>') }, headers: refusedKey }),
+      400,
+    );
+    expectStatus(await uploadForm(app.base, ws.key, { file: { bytes: png }, headers: refusedKey }), 201);
+  });
+
   it('missing file → 400 at ["file"]; unknown kind → 400 at ["kind"]; nothing kept', async () => {
     const { ws } = await workspace();
     expectIssue(await uploadForm(app.base, ws.key, { kind: 'image' }), ['file'], 'required');

@@ -15,6 +15,7 @@ export async function uploadForm(
     file?: { bytes: Buffer; name?: string; type?: string };
     kind?: string;
     extra?: Record<string, string>;
+    headers?: Record<string, string>;
   },
 ): Promise<MediaRes> {
   const form = new FormData();
@@ -28,7 +29,7 @@ export async function uploadForm(
     );
   const res = await fetch(`${base}/media`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}` },
+    headers: { authorization: `Bearer ${key}`, ...(parts.headers ?? {}) },
     body: form,
   });
   const text = await res.text();

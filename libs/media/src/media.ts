@@ -1,4 +1,6 @@
 import { fileTypeFromBuffer } from 'file-type';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AppError } from '@lectern/errors';
@@ -18,7 +20,7 @@ import type { PlanName } from '@lectern/plans';
 import { iso, type MediaDto } from '@lectern/contracts';
 import { jobKindSpec, jobSubject, recordJob } from '@lectern/jobs';
 import { MEDIA_MAX_BYTES, checkSniffed } from './formats.js';
-import { receiveUpload } from './receive.js';
+import { receiveUpload, type ReceivedUpload } from './receive.js';
 import { freeStorage, reserveStorage, settleStorage, type StorageLimits } from './quota.js';
 
 /** The durable reference a block stores: `media://<id>` (docs/media.md "References"). */
@@ -94,7 +96,12 @@ export async function uploadMedia(
   ws: { id: string; plan: PlanName },
   req: Readable,
   headers: IncomingHttpHeaders,
-  opts: { storageLimits?: StorageLimits; urlTtlSeconds: number },
+  opts: {
+    storageLimits?: StorageLimits;
+    urlTtlSeconds: number;
+    /** Told the upload's fingerprint (`fingerprintOf`) once the body is in: an Idempotency-Key records it. */
+    fingerprint?: (fingerprint: string) => void;
+  },
 ): Promise<MediaDto> {
   const declared = Number(headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > MEDIA_MAX_BYTES + MULTIPART_SLACK) {
@@ -121,6 +128,7 @@ export async function uploadMedia(
     },
   );
   try {
+    if (opts.fingerprint) opts.fingerprint(await fingerprintOf(upload));
     const kindText = upload.kind ?? 'image';
     if (!(MEDIA_KINDS as readonly string[]).includes(kindText)) {
       const message = `kind must be one of ${MEDIA_KINDS.join(', ')} (got "${kindText.slice(0, 40)}")`;
@@ -272,5 +280,33 @@ export async function deleteMedia(
     await deps.storage
       .remove(key)
       .catch((err: unknown) => deps.log.warn({ err, key }, 'media object not removed'));
+  }
+}
+
+/**
+ * What identifies an upload for `Idempotency-Key` (docs/generation.md "Idempotency"): the `kind` field and the
+ * file's bytes, not the multipart framing (a client sending the same file again draws a new boundary).
+ */
+export async function fingerprintOf(upload: ReceivedUpload): Promise<string> {
+  const hash = createHash('sha256')
+    .update(upload.kind ?? '')
+    .update('\0');
+  if (upload.file) for await (const chunk of createReadStream(upload.file.path)) hash.update(chunk as Buffer);
+  else hash.update('\0no-file');
+  return hash.digest('hex');
+}
+
+/** A repeated upload under a used key: the body is received (with the same cap) only to compute its fingerprint. */
+export async function fingerprintUpload(req: Readable, headers: IncomingHttpHeaders): Promise<string> {
+  const declared = Number(headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > MEDIA_MAX_BYTES + MULTIPART_SLACK) {
+    req.resume();
+    throw tooLarge();
+  }
+  const upload = await receiveUpload(req, headers, { limit: MEDIA_MAX_BYTES, tooLarge });
+  try {
+    return await fingerprintOf(upload);
+  } finally {
+    await upload.discard();
   }
 }

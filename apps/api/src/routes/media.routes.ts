@@ -9,8 +9,11 @@ import {
   listMedia,
   mediaDto,
   parseStorageLimits,
+  fingerprintUpload,
   uploadMedia,
 } from '@lectern/media';
+import { claimIdempotencyKey } from '@lectern/idempotency';
+import { idempotencyScopeOf, replay } from '../http/idempotency.js';
 import { errorResponses } from './shared.js';
 
 /** SPEC.md "Media" (docs/media.md): upload, list, read and delete; every plan. */
@@ -36,7 +39,8 @@ export function mediaRoutes(
         'The bytes decide the type (PNG, JPEG, GIF, WebP, AVIF; MP4, WebM; MP3, M4A/AAC, Ogg, WAV): another type, an empty file or a ' +
         'type that does not belong to `kind` is a 400. The storage line of the plan counts every file: the upload that would cross it ' +
         'is a 403 plan_required naming the plan that holds it. `url` (`media://<id>`) is what a block stores; processing ' +
-        '(variants, poster, duration) runs afterwards (`status`).',
+        '(variants, poster, duration) runs afterwards (`status`). `Idempotency-Key`: the same key, kind and file within 24 h ' +
+        'answers 200 with the first answer and stores nothing; another file or kind with the key is 409 conflict.',
       tags,
       rawBody: {
         contentType: 'multipart/form-data',
@@ -45,7 +49,17 @@ export function mediaRoutes(
       },
       responses: {
         201: { description: 'The stored file', schema: one },
+        200: {
+          description:
+            'Idempotent replay: the first answer to this Idempotency-Key (same kind and file), nothing stored',
+          schema: one,
+        },
         ...errorResponses,
+        409: {
+          description:
+            'conflict: the Idempotency-Key was used with another file or kind in the last 24 h, or is in use',
+          schema: ErrorBody,
+        },
         400: {
           description: 'invalid_request: no `file`, a bad `kind`, an empty or refused file',
           schema: ErrorBody,
@@ -59,13 +73,29 @@ export function mediaRoutes(
     },
     async (ctx) => {
       const ws = ctx.state.auth.workspace;
-      const media = await uploadMedia(deps, ws, ctx.req, ctx.req.headers, {
-        storageLimits,
-        urlTtlSeconds: ttl,
-      });
+      // Idempotency-Key (docs/generation.md "Idempotency"): the fingerprint is the kind and the file's bytes.
+      const scope = idempotencyScopeOf(ctx, 'uploadMedia');
+      const claim = scope ? await claimIdempotencyKey(deps.orm.em.fork(), scope) : null;
+      if (claim?.state === 'stored') {
+        const fingerprint = await fingerprintUpload(ctx.req, ctx.req.headers);
+        return replay(ctx, claim.answerFor(fingerprint).body);
+      }
+      let fingerprint: string | undefined;
+      let media;
+      try {
+        media = await uploadMedia(deps, ws, ctx.req, ctx.req.headers, {
+          storageLimits,
+          urlTtlSeconds: ttl,
+          ...(claim ? { fingerprint: (f: string) => (fingerprint = f) } : {}),
+        });
+      } catch (err) {
+        await claim?.released();
+        throw err;
+      }
       ctx.status = 201;
       ctx.set('Location', `${api.prefix}/media/${encodeURIComponent(media.id)}`);
       ctx.body = { data: media };
+      await claim?.succeeded(ctx.body, fingerprint);
     },
   );
 

@@ -590,7 +590,10 @@ export async function run(): Promise<Record<string, unknown>> {
     await bareRun((await sink()).url(), bodies.slice(0, 1000));
     const bareSink = await sink();
     const bareCpu = await processCpuMeter(producer);
-    const bare = { ...(await bareRun(bareSink.url(), bodies)), cpuMsPer1000Deliveries: await bareCpu(EVENTS) };
+    const bare = {
+      ...(await bareRun(bareSink.url(), bodies)),
+      cpuMsPer1000Deliveries: await bareCpu(EVENTS),
+    };
 
     // The durable minimal loops (per delivery, then in the worker's batches), each to a fresh endpoint.
     const durableTarget = async () => {
@@ -602,7 +605,12 @@ export async function run(): Promise<Record<string, unknown>> {
         url: s.url(),
         eventTypes: ['course.completed'],
       });
-      return { workspaceId: ws.id, endpointId: created.endpoint.id, secret: created.signingSecret, url: s.url() };
+      return {
+        workspaceId: ws.id,
+        endpointId: created.endpoint.id,
+        secret: created.signingSecret,
+        url: s.url(),
+      };
     };
     const durableBodies = bodies.map((body, i) => ({ id: `evt_durable_${i}`, body }));
     const durable = async (batch: number) => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
 import {
   makeWorkspace,
   startTestApp,
@@ -11,7 +12,7 @@ import {
 import { waitFor } from '../support/http.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { Receiver } from '../support/webhook-receiver.js';
-import { createHook, dropHooks } from '../support/webhooks.js';
+import { createHook, dropHooks, spawnWorkerProcess } from '../support/webhooks.js';
 import { boundQuery } from '@lectern/db';
 import { recordEvent } from '@lectern/events';
 import { closeRuntime } from '@lectern/runtime';
@@ -141,5 +142,76 @@ describe('webhooks: faults mid-burst', function () {
       await new Promise((r) => setTimeout(r, 1_500));
       pg.restore();
     });
+  });
+  it('a worker process killed between claims and outcomes: every event arrives, none delivered without a 2xx', async () => {
+    // Requests 10–19 are held open, so the worker is surely killed with claimed rows whose outcome is not recorded.
+    const answered = new Map<string, number[]>();
+    const receiver = await new Receiver((got, n) => {
+      if (n >= 10 && n < 20) return 'hang';
+      const id = String(got.headers['x-service-delivery']);
+      answered.set(id, [...(answered.get(id) ?? []), 200]);
+      return { status: 200, body: 'ok' };
+    }).start();
+    const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Faults (kill)');
+    workspaces.push(ws);
+    const { endpoint } = await createHook(app.base, ws.key, {
+      url: receiver.url(),
+      eventTypes: ['identity.created'],
+    });
+    const child = spawnWorkerProcess({ WEBHOOK_RETRY_DELAYS: '1,1,1,1' });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    let workerRt: TestRuntime | undefined;
+    let worker: { stop(): Promise<void> } | undefined;
+    try {
+      const em = app.rt.orm.em.fork();
+      const ids = Array.from({ length: BURST }, (_, i) =>
+        recordEvent(em, ws.id, 'identity.created', {
+          identity: { id: `idn_kill_${i}`, externalId: `kill-${i}`, name: null, email: null },
+        }),
+      );
+      await em.flush();
+      await waitFor(() => receiver.receipts.length >= 20 || child.exitCode !== null, {
+        what: 'the child worker to be mid-burst',
+        timeoutMs: 60_000,
+      });
+      expect(child.exitCode, stderr).to.equal(null);
+      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+      const [{ leased }] = await boundQuery<{ leased: string }>(
+        app.rt.orm.em.fork(),
+        `select count(*) as leased from webhook_deliveries
+          where endpoint_id = ? and status = 'pending' and locked_until > now()`,
+        [endpoint.id],
+      );
+      expect(Number(leased), 'claimed rows left without an outcome').to.be.greaterThan(0);
+
+      workerRt = await testRuntime('webhook-faults-worker-2', { WEBHOOK_RETRY_DELAYS: '1,1,1,1' });
+      worker = await startWebhookWorker(workerRt, { pollMs: 100 });
+      const rows = await waitFor(
+        async () => {
+          const r = await boundQuery<{ event_id: string; status: string; last_status_code: number | null }>(
+            app.rt.orm.em.fork(),
+            `select event_id, status, last_status_code from webhook_deliveries where endpoint_id = ?`,
+            [endpoint.id],
+          );
+          return r.length === BURST && r.every((x) => x.status === 'delivered') ? r : null;
+        },
+        { what: 'every delivery recorded after the leases expired', timeoutMs: 90_000, intervalMs: 250 },
+      );
+      for (const id of ids) expect(receiver.forEvent(id), id).to.not.have.length(0);
+      for (const r of rows) {
+        expect(answered.get(r.event_id), r.event_id).to.include(200);
+        expect(r.last_status_code, r.event_id).to.equal(200);
+      }
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
+      await worker?.stop();
+      if (workerRt) await closeRuntime(workerRt, { keepStorage: true });
+      await receiver.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { spawnBenchChild, type BenchChild } from './bench-child.js';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +20,7 @@ import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
   startWebhookWorker,
+  signatureHeaders,
   type WebhookWorkerOptions,
 } from '@lectern/webhooks';
 import { parseEncryptionKey } from '@lectern/secrets';
@@ -32,6 +33,11 @@ import { parseEncryptionKey } from '@lectern/secrets';
  *            signed POST (in the claiming worker) → attempt recorded.
  *  bare      the same N bodies POSTed by a bare loop (keep-alive, no signing, no database, no bus) with the
  *            same concurrency the pipeline allows one endpoint from one worker (16 requests at once).
+ *  durablePerDelivery  the durable minimal loop (issue 24): per delivery INSERT a delivery row, POST the signed body,
+ *            UPDATE the row with the outcome; same receiver, same concurrency, same PostgreSQL.
+ *  durableBatched      the same in the worker's claim batches (256): one INSERT, 256 POSTs, one UPDATE per batch.
+ *            `cleanThroughputRatios` gives ours against the bare loop and both durable loops; `cpuMsPer1000Deliveries`
+ *            the CPU each process spent (bench process, worker, PostgreSQL, NATS) per 1,000 deliveries.
  *  withDeadEndpoint   `clean` again with a second endpoint, subscribed to the same events, that never answers
  *            (every attempt held for the 5 s timeout): the healthy endpoint's numbers should barely move.
  *  paced     latency under light load: BENCH_WEBHOOK_PACED events at BENCH_WEBHOOK_RATE per second, pipeline
@@ -241,6 +247,79 @@ async function cpuMeter(child?: BenchChild<unknown>) {
   };
 }
 
+/** utime + stime of one process so far (ms), from /proc/<pid>/stat; undefined when it is gone or not Linux. */
+function procCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pids whose /proc/<pid>/comm is `name` (nats-server). */
+function pidsNamed(name: string): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === name;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * PostgreSQL's processes that work for this run: the backends connected to the run's database plus the server's
+ * own background processes (WAL writer, checkpointer...; shared with anything else using the server).
+ */
+async function postgresPids(rt: TestRuntime): Promise<number[]> {
+  const rows = await boundQuery<{ pid: number }>(
+    rt.orm.em.fork(),
+    `select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`,
+  );
+  return rows.map((r) => Number(r.pid));
+}
+
+/**
+ * CPU time per delivery of each process on the path (ms per 1,000 deliveries): this process (producer, relay,
+ * receiver, or the baseline loop), the worker child, PostgreSQL (the run's backends and the background processes;
+ * a backend that ends during the run loses its share) and nats-server (shared with everything else on the machine).
+ */
+async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
+  const snapshot = async () => {
+    const pg = new Map<number, number>();
+    for (const pid of await postgresPids(rt)) {
+      const ms = procCpuMs(pid);
+      if (ms !== undefined) pg.set(pid, ms);
+    }
+    const nats = pidsNamed('nats-server').reduce((a, pid) => a + (procCpuMs(pid) ?? 0), 0);
+    const self = process.cpuUsage();
+    const worker = ((await child?.cpuMicros()) ?? 0) / 1000;
+    return { pg, nats, self: (self.user + self.system) / 1000, worker };
+  };
+  const s0 = await snapshot();
+  return async (deliveries: number) => {
+    const s1 = await snapshot();
+    let pg = 0;
+    for (const [pid, ms] of s1.pg) pg += ms - (s0.pg.get(pid) ?? 0);
+    const per1000 = (ms: number) => round((ms / deliveries) * 1000, 0);
+    return {
+      benchProcess: per1000(s1.self - s0.self),
+      ...(child ? { worker: per1000(s1.worker - s0.worker) } : {}),
+      postgres: per1000(pg),
+      nats: per1000(s1.nats - s0.nats),
+    };
+  };
+}
+
 let profiles = 0;
 /** BENCH_WEBHOOK_CPUPROF=path: a CPU profile of each burst run of the pipeline (diagnostics). */
 async function startProfile() {
@@ -269,6 +348,7 @@ async function pipelineRun(
   child?: BenchChild<unknown>,
 ) {
   const cpu = pace ? undefined : await cpuMeter(child);
+  const perProcess = pace ? undefined : await processCpuMeter(rt, child);
   const trace = process.env.BENCH_WEBHOOK_TRACE ? startTrace(rt, ws.id, sink) : undefined;
   const prof = process.env.BENCH_WEBHOOK_CPUPROF && !pace ? await startProfile() : undefined;
   const committed = await writeEvents(rt, relay, ws.id, count, pace);
@@ -278,12 +358,17 @@ async function pipelineRun(
     what: `${count} deliveries`,
   });
   const cpuUse = await cpu?.();
+  const cpuMsPer1000Deliveries = await perProcess?.(count);
   await trace?.stop();
   await prof?.stop(`${process.env.BENCH_WEBHOOK_CPUPROF}.${++profiles}.cpuprofile`);
   const latencies = [...committed].map(([id, at]) => sink.seen.get(id)! - at);
   const first = Math.min(...committed.values());
   const last = Math.max(...[...committed.keys()].map((id) => sink.seen.get(id)!));
-  return { ...stats(latencies, first, last), ...(cpuUse ? { cpu: cpuUse } : {}) };
+  return {
+    ...stats(latencies, first, last),
+    ...(cpuUse ? { cpu: cpuUse } : {}),
+    ...(cpuMsPer1000Deliveries ? { cpuMsPer1000Deliveries } : {}),
+  };
 }
 
 /** The same bodies POSTed with `CONCURRENCY` requests in flight; `pace` schedules them like the paced run. */
@@ -332,6 +417,100 @@ async function bareRun(url: string, bodies: string[], pace?: number): Promise<Re
     done.map((d, i) => d - scheduled[i]),
     t0,
     Math.max(...done),
+  );
+}
+
+/** The worker's claim batch (the dispatcher's `batch` in startWebhookWorker): the batched baseline's unit. */
+const WORKER_BATCH = 256;
+
+/**
+ * The durable minimal loops: what any delivery system must at least do per delivery: record it (INSERT a
+ * `webhook_deliveries` row, to the same endpoint row, so its keys and indexes are paid), send it (the signed POST,
+ * both signatures, with the same keep-alive agent and `CONCURRENCY` sockets) and record the outcome (UPDATE the row
+ * to delivered with the status code). No bus, no claims, no retries, no isolation between endpoints.
+ *
+ *  batch = 1   per delivery: `CONCURRENCY` lanes, each INSERT → POST → UPDATE, one statement each (autocommit);
+ *  batch = 256 batched: two lanes (as the worker's fan-out runs two batches at once), each one multi-row INSERT for
+ *              256 deliveries, their 256 POSTs (the agent keeps `CONCURRENCY` on the wire), one multi-row UPDATE.
+ */
+async function durableRun(
+  rt: TestRuntime,
+  target: { workspaceId: string; endpointId: string; secret: string; url: string },
+  bodies: { id: string; body: string }[],
+  batch: number,
+) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const url = new URL(target.url);
+  const post = (eventId: string, body: string) =>
+    new Promise<number>((resolve, reject) => {
+      const headers = signatureHeaders({
+        secret: target.secret,
+        eventId,
+        eventType: 'course.completed',
+        body,
+      });
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent,
+          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const insert = (rows: { delivery: string; id: string; body: string }[]) =>
+    boundQuery(
+      rt.orm.em.fork(),
+      `insert into webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, next_attempt_at)
+       select v.id, ?, ?, v.event_id, 'course.completed', v.payload, 'pending', now()
+         from unnest(?::text[], ?::text[], ?::text[]) as v(id, event_id, payload)`,
+      [
+        target.workspaceId,
+        target.endpointId,
+        rows.map((r) => r.delivery),
+        rows.map((r) => r.id),
+        rows.map((r) => r.body),
+      ],
+    );
+  const record = (done: { delivery: string; code: number }[]) =>
+    boundQuery(
+      rt.orm.em.fork(),
+      `update webhook_deliveries d
+          set status = case when v.code between 200 and 299 then 'delivered' else 'pending' end,
+              attempts = d.attempts + 1, last_status_code = v.code, updated_at = now()
+         from unnest(?::text[], ?::int[]) as v(id, code)
+        where d.id = v.id`,
+      [done.map((r) => r.delivery), done.map((r) => r.code)],
+    );
+  const t0 = performance.now();
+  const finished = new Array<number>(bodies.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < bodies.length) {
+      const from = next;
+      next = Math.min(bodies.length, next + batch);
+      const rows = bodies.slice(from, next).map((b) => ({ ...b, delivery: newId('whd') }));
+      await insert(rows);
+      const codes = await Promise.all(rows.map((r) => post(r.id, r.body)));
+      await record(rows.map((r, k) => ({ delivery: r.delivery, code: codes[k] })));
+      const at = performance.now();
+      for (let k = from; k < next; k++) finished[k] = at;
+    }
+  };
+  await Promise.all(Array.from({ length: batch === 1 ? CONCURRENCY : 2 }, lane));
+  agent.destroy();
+  return stats(
+    finished.map((d) => d - t0),
+    t0,
+    Math.max(...finished),
   );
 }
 
@@ -410,7 +589,44 @@ export async function run(): Promise<Record<string, unknown>> {
     // The bare loop first (after a short warm-up), with nothing else running.
     await bareRun((await sink()).url(), bodies.slice(0, 1000));
     const bareSink = await sink();
-    const bare = await bareRun(bareSink.url(), bodies);
+    const bareCpu = await processCpuMeter(producer);
+    const bare = {
+      ...(await bareRun(bareSink.url(), bodies)),
+      cpuMsPer1000Deliveries: await bareCpu(EVENTS),
+    };
+
+    // The durable minimal loops (per delivery, then in the worker's batches), each to a fresh endpoint.
+    const durableTarget = async () => {
+      const s = await sink();
+      const em = producer.orm.em.fork();
+      const ws = await makeWorkspace(em, 'scale', 'Webhook bench (durable loop)');
+      const created = await createEndpoint(em, policy, ws.id, {
+        name: 'bench',
+        url: s.url(),
+        eventTypes: ['course.completed'],
+      });
+      return {
+        workspaceId: ws.id,
+        endpointId: created.endpoint.id,
+        secret: created.signingSecret,
+        url: s.url(),
+      };
+    };
+    const durableBodies = bodies.map((body, i) => ({ id: `evt_durable_${i}`, body }));
+    const durable = async (batch: number) => {
+      const target = await durableTarget();
+      await durableRun(producer, await durableTarget(), durableBodies.slice(0, 500), batch); // warm-up
+      const meter = await processCpuMeter(producer);
+      const r = await durableRun(producer, target, durableBodies, batch);
+      return { ...r, cpuMsPer1000Deliveries: await meter(EVENTS) };
+    };
+    const durablePerDelivery = await durable(1);
+    const durableBatched = await durable(WORKER_BATCH);
+    const vs = (ours: { perSec: number }) => ({
+      vsBare: round(ours.perSec / bare.perSec, 2),
+      vsDurablePerDelivery: round(ours.perSec / durablePerDelivery.perSec, 2),
+      vsDurableBatched: round(ours.perSec / durableBatched.perSec, 2),
+    });
     const results: Record<string, unknown> = {
       setup: {
         events: EVENTS,
@@ -421,6 +637,8 @@ export async function run(): Promise<Record<string, unknown>> {
           'defaults: 512 slots; per endpoint 128 leases (16 when slow) and 16 requests; poll 250 ms',
       },
       bare,
+      durablePerDelivery,
+      durableBatched,
     };
 
     if (SHAPES.includes('single')) {
@@ -436,6 +654,7 @@ export async function run(): Promise<Record<string, unknown>> {
       results.singleProcess = {
         clean: spClean,
         cleanVsBare: { throughputRatio: round(spClean.perSec / bare.perSec, 2) },
+        cleanThroughputRatios: vs(spClean),
         withDeadEndpoint: spDead,
         paced: { ratePerSec: RATE, events: PACED, pipeline: spPaced, bare: pacedBare },
       };
@@ -457,6 +676,7 @@ export async function run(): Promise<Record<string, unknown>> {
       results.productionShape = {
         clean: psClean,
         cleanVsBare: { throughputRatio: round(psClean.perSec / bare.perSec, 2) },
+        cleanThroughputRatios: vs(psClean),
         /** The bare loop again, right after: how much the machine moved since the first. */
         bareAgainPerSec: bareAgain.perSec,
         withDeadEndpoint: psDead,

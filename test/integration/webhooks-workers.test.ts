@@ -1,17 +1,15 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import {
   makeWorkspace,
   startTestApp,
-  testConfig,
   testRuntime,
   type TestApp,
   type TestWorkspace,
 } from '../support/context.js';
 import { call, waitFor } from '../support/http.js';
 import { Receiver } from '../support/webhook-receiver.js';
-import { createHook, deliveries, delivery, dropHooks } from '../support/webhooks.js';
+import { createHook, deliveries, delivery, dropHooks, spawnWorkerProcess } from '../support/webhooks.js';
 import { closeRuntime } from '@lectern/runtime';
 import { recordEvent } from '@lectern/events';
 import { startWebhookWorker } from '@lectern/webhooks';
@@ -25,18 +23,6 @@ async function startWorker(name: string) {
       await closeRuntime(rt, { keepStorage: true });
     },
   };
-}
-
-/** `lectern worker webhook` as its own OS process, on this run's database and bus. */
-function spawnWorkerProcess(): ChildProcess {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
-  for (const [k, v] of Object.entries(testConfig())) if (v !== undefined) env[k] = String(v);
-  // No probe server: a fixed port would collide with another run on the same machine.
-  env.WORKER_HTTP_PORT = '0';
-  return spawn(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'worker', 'webhook'], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
 }
 
 describe('webhooks: worker processes', function () {

@@ -1,6 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Receipt } from './webhook-receiver.js';
 import { call } from './http.js';
+import { testConfig } from './context.js';
 import { boundQuery, type EntityManager } from '@lectern/db';
 
 /**
@@ -120,4 +122,16 @@ export async function dropHooks(em: EntityManager, workspaceIds: string[]): Prom
     await boundQuery(em, 'delete from webhook_endpoints where workspace_id = any (?::text[])', [
       workspaceIds,
     ]);
+}
+
+/** `lectern worker webhook` as its own OS process, on this run's database and bus (`overrides` on top). */
+export function spawnWorkerProcess(overrides: Record<string, string> = {}): ChildProcess {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  for (const [k, v] of Object.entries(testConfig(overrides))) if (v !== undefined) env[k] = String(v);
+  // No probe server: a fixed port would collide with another run on the same machine.
+  env.WORKER_HTTP_PORT = '0';
+  return spawn(process.execPath, ['--import', 'tsx', 'apps/cli/src/main.ts', 'worker', 'webhook'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
 }

@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * Workspace info for the calling key (not wrapped in data)
-         * @description The workspace id, name and plan of the key in the Authorization header, and the AI generations used this month (UTC) against the plan allowance (null: unlimited); a quick way to check a key. `storageBytes`: the media it keeps, against `storageLimitBytes` of its plan. The body is not wrapped in data.
+         * @description The workspace id, name and plan of the key in the Authorization header, the AI generations used this month (UTC) against the plan allowance (null: unlimited), and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.
          */
         get: operations["getWorkspace"];
         put?: never;
@@ -738,14 +738,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List media files (newest first, paged)
-         * @description Each with its processing state and a fresh `previewUrl`; limit and offset page the result.
+         * List uploaded media (newest first, paged)
+         * @description Every file of the workspace with its processing state; limit and offset page the result.
          */
         get: operations["listMedia"];
         put?: never;
         /**
          * Upload an image, video or audio file
-         * @description `multipart/form-data` with `file` (required) and `kind` (`image` default, `video`, `audio`). The bytes decide the type (PNG, JPEG, GIF, WebP, AVIF; MP4, WebM; MP3, M4A/AAC, Ogg, WAV), never the filename or the part’s Content-Type: a file of another kind, SVG, HTML, PDF, executables and empty files are 400. At most 25 MiB (413 payload_too_large, at once when Content-Length says so; nothing is kept). The storage line of the plan counts every media byte (403 plan_required naming the plan that fits). 201: `url` (`media://<id>`) is what blocks store; `previewUrl` is a presigned GET valid 5 minutes.
+         * @description `multipart/form-data` with `file` (required) and `kind` (`image`, `video`, `audio`; default `image`), streamed into the private store. At most 26,214,400 bytes (413 payload_too_large, at once when Content-Length says so). The bytes decide the type (PNG, JPEG, GIF, WebP, AVIF; MP4, WebM; MP3, M4A/AAC, Ogg, WAV): another type, an empty file or a type that does not belong to `kind` is a 400. The storage line of the plan counts every file: the upload that would cross it is a 403 plan_required naming the plan that holds it. `url` (`media://<id>`) is what a block stores; processing (variants, poster, duration) runs afterwards (`status`). `Idempotency-Key`: the same key, kind and file within 24 h answers 200 with the first answer and stores nothing; another file or kind with the key is 409 conflict.
          */
         post: operations["uploadMedia"];
         delete?: never;
@@ -762,15 +762,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a media file
-         * @description Its record and a fresh `previewUrl`. Another workspace’s id is a 404.
+         * Get one uploaded file
+         * @description The file with its processing state and a fresh `previewUrl`. Another workspace’s id is a 404.
          */
         get: operations["getMedia"];
         put?: never;
         post?: never;
         /**
-         * Delete a media file and free its storage
-         * @description The object and its record go; its bytes no longer count against the plan. Blocks that still refer to it render a labelled placeholder.
+         * Delete an uploaded file (frees its storage)
+         * @description Removes the file and everything derived from it and frees its bytes. Blocks that still reference it render a labelled placeholder.
          */
         delete: operations["deleteMedia"];
         options?: never;
@@ -2872,18 +2872,71 @@ export interface components {
         };
         Media: {
             bytes: number;
+            /** @description sniffed from the bytes */
+            contentType: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
             createdAt: string;
+            durationSeconds: number | null;
+            /** @description why processing failed; the file stays usable as uploaded */
             error: string | null;
+            height: number | null;
             id: string;
             /** @enum {string} */
             kind: "image" | "video" | "audio";
-            mime: string;
-            /** @description Presigned GET of the uploaded bytes, valid 5 minutes */
+            /** @description tiny base64 WebP data URL shown while the image loads */
+            placeholder: string | null;
+            /** @description signed, expires shortly (MEDIA_URL_TTL_SECONDS); for the uploader only */
             previewUrl: string;
             /** @enum {string} */
             status: "processing" | "ready" | "failed";
-            /** @description Durable, opaque reference for blocks: `media://<id>` */
+            /**
+             * @description durable `media://<id>`: what to store in a block
+             * @example media://med_0mhx2k3l9AbCdEfGhIjKlMn
+             */
             url: string;
+            variants: components["schemas"]["MediaVariant"][];
+            width: number | null;
+        };
+        Media_output: {
+            bytes: number;
+            /** @description sniffed from the bytes */
+            contentType: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            durationSeconds: number | null;
+            /** @description why processing failed; the file stays usable as uploaded */
+            error: string | null;
+            height: number | null;
+            id: string;
+            /** @enum {string} */
+            kind: "image" | "video" | "audio";
+            /** @description tiny base64 WebP data URL shown while the image loads */
+            placeholder: string | null;
+            /** @description signed, expires shortly (MEDIA_URL_TTL_SECONDS); for the uploader only */
+            previewUrl: string;
+            /** @enum {string} */
+            status: "processing" | "ready" | "failed";
+            /**
+             * @description durable `media://<id>`: what to store in a block
+             * @example media://med_0mhx2k3l9AbCdEfGhIjKlMn
+             */
+            url: string;
+            variants: components["schemas"]["MediaVariant"][];
+            width: number | null;
+        };
+        MediaVariant: {
+            bytes: number;
+            contentType: string;
+            height: number;
+            /** @enum {string} */
+            role: "variant" | "poster";
+            width: number;
         };
         OpenRun: {
             /** @description Required without `identity`: the player-kept id of an anonymous learner */
@@ -3979,9 +4032,9 @@ export interface components {
             /** @description AI generations used this calendar month (UTC); failed jobs are not counted */
             generations_used: number;
             plan: string;
-            /** @description Bytes of media the workspace keeps (docs/media.md) */
+            /** @description media bytes stored (docs/media.md "Quota") */
             storageBytes: number;
-            /** @description The storage line of the plan; null: none */
+            /** @description the plan's storage line; null: unbounded */
             storageLimitBytes: number | null;
             workspace_id: string;
             workspace_name: string;
@@ -8669,14 +8722,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of media files */
+            /** @description A page of media */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["Media"][];
+                        data: components["schemas"]["Media_output"][];
                         pagination: components["schemas"]["Pagination"];
                     };
                 };
@@ -8753,15 +8806,15 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Form fields `file` and `kind` */
+        /** @description A form with `file` and optionally `kind`. */
         requestBody: {
             content: {
                 "multipart/form-data": string;
             };
         };
         responses: {
-            /** @description Stored */
-            201: {
+            /** @description Idempotent replay: the first answer to this Idempotency-Key (same kind and file), nothing stored */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8771,7 +8824,18 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid_request: no `file` (issue at ["file"]), unknown `kind` (["kind"]), a type not accepted or not of `kind`, an empty file */
+            /** @description The stored file */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Media_output"];
+                    };
+                };
+            };
+            /** @description invalid_request: no `file`, a bad `kind`, an empty or refused file */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8798,7 +8862,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description plan_required: the upload would cross the plan’s storage line; or insufficient_scope */
+            /** @description insufficient_scope (read-only key) or plan_required */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8816,7 +8880,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description payload_too_large: file over 25 MiB */
+            /** @description conflict: the Idempotency-Key was used with another file or kind in the last 24 h, or is in use */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the file is over 25 MB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -8825,7 +8898,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description unsupported_media_type: not multipart/form-data */
+            /** @description unsupported_media_type: the body is not multipart/form-data */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8865,14 +8938,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The media file */
+            /** @description The file */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["Media"];
+                        data: components["schemas"]["Media_output"];
                     };
                 };
             };

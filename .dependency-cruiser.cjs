@@ -3,7 +3,8 @@
  * fails CI. Libraries are npm workspaces (`@lectern/<name>`); dependency-cruiser follows the workspace symlinks to
  * the real files, so "imported through its entry" means "the target file is the package's src/index.ts".
  */
-const ENTRY = '^(libs|apps)/[^/]+/src/index\\.ts$';
+// A package's entries: src/index.ts, and the subpaths its package.json exports (@lectern/db/ids, @lectern/client/webhooks).
+const ENTRY = '^(libs|apps)/[^/]+/src/index\\.ts$|^libs/db/src/ids\\.ts$|^libs/client/src/webhooks\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LecternClient, LecternError, OPERATIONS } from '@lectern/client';
-import { renderClientFiles } from '../../libs/client/codegen/generate.js';
+import { renderClientFiles } from '../../scripts/client/generate.js';
 import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
 
 const root = path.resolve(import.meta.dirname, '../../libs/client');

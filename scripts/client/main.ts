@@ -2,11 +2,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setupRun, teardownRun } from '../../../test/support/context.js';
-import { startCustomApp } from '../../../test/support/spine.js';
+import { setupRun, teardownRun } from '../../test/support/context.js';
+import { startCustomApp } from '../../test/support/spine.js';
 import { renderClientFiles } from './generate.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../libs/client');
 await setupRun();
 const app = await startCustomApp();
 try {

@@ -1,7 +1,8 @@
+import { LecternClient, type RequestBody } from '@lectern/client';
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
 import { call, type Res } from './http.js';
-import { api, type ErrorRes } from './authoring.js';
+import type { ErrorRes } from './authoring.js';
 
 /** A course with graded, ungraded and plain blocks over three screens; s3 is the last screen. */
 export function quizScreens() {
@@ -73,31 +74,28 @@ export function playerApi(url: string) {
     });
 }
 
-/** Creates a course through the API and publishes it; returns its id. */
+/** Creates a course through the API and publishes it (with the typed client, as an integration would); its id. */
 export async function publishedCourse(
   base: string,
   key: string,
   body: Record<string, unknown> = {},
 ): Promise<string> {
-  const req = api(base, key);
-  const created = await req<{ id: string }>('POST', '/courses', {
-    title: 'Safety 101',
-    screens: quizScreens(),
-    ...body,
+  const lectern = new LecternClient({ baseUrl: base, apiKey: key });
+  const created = await lectern.createCourse({
+    body: { title: 'Safety 101', screens: quizScreens(), ...body } as RequestBody<'createCourse'>,
   });
-  expect(created.status, created.text).to.be.oneOf([200, 201]);
-  const id = created.body.data.id;
-  const pub = await req('PATCH', `/courses/${id}`, { status: 'published' });
-  expect(pub.status, pub.text).to.equal(200);
-  return id;
+  const { data } = await lectern.updateCourse({
+    params: { id: created.data.id },
+    body: { status: 'published' },
+  });
+  expect(data.status).to.equal('published');
+  return data.id;
 }
 
 export async function createEmbedKey(base: string, key: string): Promise<{ id: string; secret: string }> {
-  const res = await api(base, key)<{ id: string; secret: string }>('POST', '/embed-keys', {
-    name: 'backend',
-  });
-  expect(res.status, res.text).to.equal(201);
-  return res.body.data;
+  const lectern = new LecternClient({ baseUrl: base, apiKey: key });
+  const { data } = await lectern.createEmbedKey({ body: { name: 'backend' } });
+  return { id: data.id, secret: data.secret };
 }
 
 /** An identity token as a customer's backend signs it. */

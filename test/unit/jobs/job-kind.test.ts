@@ -4,11 +4,12 @@ import { JOB_KINDS, type JobInput } from '@lectern/contracts';
 import { defineAsyncJobKind, jobKindSpec, type JobHandler } from '@lectern/jobs';
 
 describe('jobs: kind specs (sync and async modes)', () => {
-  it('every production kind is a synchronous one today, seen under its own name and schemas', () => {
+  it('every production kind is seen under its own name and schemas; generation and media processing are asynchronous', () => {
+    const asynchronous = ['generation.run', 'media.process'];
     for (const kind of JOB_KINDS) {
       const spec = jobKindSpec(kind);
       expect(spec.kind, kind).to.equal(kind);
-      expect(spec.mode, kind).to.equal('sync');
+      expect(spec.mode, kind).to.equal(asynchronous.includes(kind) ? 'async' : 'sync');
       expect(spec.command.safeParse({ jobId: 'job_1', workspaceId: 'ws_1', kind }).success, kind).to.equal(
         true,
       );

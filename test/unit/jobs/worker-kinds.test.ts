@@ -23,6 +23,7 @@ describe('jobs: the worker kinds of the worker host', () => {
       'csv',
       'certificate',
       'scorm',
+      'generation',
       'media',
     ]);
     expect(WORKER_KINDS.webhook.env).to.include(WebhookEnv);
@@ -43,7 +44,7 @@ describe('jobs: the worker kinds of the worker host', () => {
     expect(() => workerKindsNamed(['csv', 'mediaa']))
       .to.throw(
         UnknownWorkerKindError,
-        'unknown worker kind: mediaa; the kinds are: webhook, csv, certificate, scorm, media',
+        'unknown worker kind: mediaa; the kinds are: webhook, csv, certificate, scorm, generation, media',
       )
       .with.property('names')
       .that.deep.equals(['mediaa']);

@@ -20,6 +20,8 @@ describe('smoke: the API over a real port', () => {
       plan: 'build',
       generations_used: 0,
       generations_allowance: 100,
+      storageBytes: 0,
+      storageLimitBytes: 50 * 1024 ** 3,
     });
     expect(res.headers.get('x-request-id')).to.be.a('string');
   });

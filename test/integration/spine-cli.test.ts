@@ -102,6 +102,8 @@ describe('spine: the lectern CLI', function () {
       plan: 'sandbox',
       generations_used: 0,
       generations_allowance: 5,
+      storageBytes: 0,
+      storageLimitBytes: 1024 ** 3,
     });
     expect(
       (await call(app.base, 'POST', '/identities', { key: write.key, body: { externalId: 'cli' } })).status,

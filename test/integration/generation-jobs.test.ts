@@ -91,6 +91,15 @@ describe('generation: POST /generate → generation worker → a draft course (f
       GENERATION_TIMEOUT_MS: String(DEADLINE_MS),
     };
     app = await startTestApp({ ...env, RATE_LIMIT_PER_MINUTE: '100000' });
+    // Jobs other files queued in this run's stream with no worker (the allowance tests queue a hundred) would reach
+    // this file's model and its counted requests: end them first, and the worker skips them as ended jobs.
+    await boundQuery(
+      app.rt.orm.em.fork(),
+      `update jobs set status = 'failed', result = null, completed_at = now(), updated_at = now(),
+         error = '{"code":"internal_error","message":"ended before the generation worker tests"}'::jsonb
+       where kind = 'generation.run' and status in ('queued', 'processing')`,
+      [],
+    );
     const cfg = parseEnv([GenerationEnv], env);
     workers = await startTestWorkers('generation-worker', (rt) =>
       runJobWorker(rt, generationJob({ cfg, allowPrivate: true, backoffMs: [20, 20, 20] })),

@@ -535,6 +535,8 @@ describe('spine: JetStream publishes (the bus publisher)', () => {
     const other = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: 'publish-close', log });
     const subject = `${bus.names.prefix}.silent.${randomBytes(4).toString('hex')}`;
     const sub = bus.nc.subscribe(subject);
+    // The silent subscriber must be known to the server before the publish, or the publish meets no responder.
+    await bus.nc.flush();
     try {
       const waiting = reasonOf(other.publish(subject, {}, { timeoutMs: 30_000 }));
       await bus.nc.flush();

@@ -18,6 +18,7 @@ describe('smoke: the API over a real port', () => {
       workspace_id: ws.id,
       workspace_name: 'Smoke',
       plan: 'build',
+      key_scope: 'write',
       generations_used: 0,
       generations_allowance: 100,
       storageBytes: 0,

@@ -100,6 +100,7 @@ describe('spine: the lectern CLI', function () {
       workspace_id: ws.id,
       workspace_name: 'CLI workspace',
       plan: 'sandbox',
+      key_scope: 'write',
       generations_used: 0,
       generations_allowance: 5,
       storageBytes: 0,

@@ -207,8 +207,9 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
     expect((courses.body.data as { title: string }[]).map((c) => c.title)).to.not.include('');
   });
 
-  it('a read-only key sees only read tools and is refused a write with insufficient_scope', async () => {
-    const client = await connect(scale.readKey, { readOnly: true });
+  it('a read-only key sees only read tools (no flag: the key says so) and is refused a write with insufficient_scope', async () => {
+    // No read-only flag: /mcp reads the key's scope, stdio asks the service (GET /me `key_scope`).
+    const client = await connect(scale.readKey);
     const { tools } = await client.listTools();
     for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).to.equal(true);
     expect(tools.map((t) => t.name)).to.not.include('publish_course');

@@ -90,6 +90,26 @@ export async function loadCatalogue(url: string, doFetch: typeof fetch = fetch):
 }
 
 /**
+ * The key's scope as the service reports it (`GET /api/v1/me` `key_scope`), or null when it does not say (an older
+ * service, a refused key: the calls then answer for themselves).
+ */
+export async function keyScope(
+  url: string,
+  apiKey: string,
+  doFetch: typeof fetch = fetch,
+): Promise<string | null> {
+  const res = await doFetch(`${serviceRoot(url)}/api/v1/me`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
+  if (!res.ok) {
+    await res.body?.cancel();
+    return null;
+  }
+  const me = (await res.json()) as { key_scope?: unknown };
+  return typeof me.key_scope === 'string' ? me.key_scope : null;
+}
+
+/**
  * Serves the tool server on stdin/stdout until stdin closes. `caller` defaults to the minimal fetch caller; the typed
  * client fits the same OperationCaller interface.
  */
@@ -97,7 +117,10 @@ export async function runStdioServer(
   settings: StdioSettings,
   opts: { caller?: (catalogue: Catalogue) => OperationCaller } = {},
 ): Promise<void> {
-  const catalogue = await loadCatalogue(settings.url);
+  const [catalogue, scope] = await Promise.all([
+    loadCatalogue(settings.url),
+    keyScope(settings.url, settings.apiKey),
+  ]);
   const caller =
     opts.caller?.(catalogue) ??
     fetchOperationCaller({ baseUrl: settings.url, apiKey: settings.apiKey, catalogue });
@@ -106,7 +129,8 @@ export async function runStdioServer(
     caller,
     binary: tempFileStore(),
     toolsets: settings.toolsets,
-    readOnly: settings.readOnly,
+    // A read key sees only read tools, as on /mcp: the service says which scope the key has (GET /me).
+    readOnly: settings.readOnly || scope === 'read',
   });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => (transport.onclose = resolve));

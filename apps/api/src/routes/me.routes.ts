@@ -15,7 +15,7 @@ export function meRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'>) {
       operationId: 'getWorkspace',
       summary: 'Workspace info for the calling key (not wrapped in data)',
       description:
-        "The workspace id, name and plan of the key in the Authorization header, the AI generations used this month (UTC) against the plan allowance (null: unlimited), and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.",
+        "The workspace id, name and plan of the key in the Authorization header, the key's own scope (read or write), the AI generations used this month (UTC) against the plan allowance (null: unlimited), and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.",
       tags: ['Workspace'],
       responses: { 200: { description: 'Workspace info', schema: Me }, ...errorResponses },
     },
@@ -26,6 +26,7 @@ export function meRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'>) {
         workspace_id: ws.id,
         workspace_name: ws.name,
         plan: ws.plan,
+        key_scope: ctx.state.auth.scope,
         generations_used: await generationsUsed(deps.orm.em.fork(), ws.id),
         generations_allowance: generationAllowance(ws.plan),
         storageBytes: use.usedBytes,

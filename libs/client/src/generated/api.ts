@@ -719,7 +719,7 @@ export interface paths {
         };
         /**
          * Workspace info for the calling key (not wrapped in data)
-         * @description The workspace id, name and plan of the key in the Authorization header, the AI generations used this month (UTC) against the plan allowance (null: unlimited), and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.
+         * @description The workspace id, name and plan of the key in the Authorization header, the key's own scope (read or write), the AI generations used this month (UTC) against the plan allowance (null: unlimited), and its media storage used against the plan's line; a quick way to check a key. The body is not wrapped in data.
          */
         get: operations["getWorkspace"];
         put?: never;
@@ -4031,6 +4031,11 @@ export interface components {
             generations_allowance: number | null;
             /** @description AI generations used this calendar month (UTC); failed jobs are not counted */
             generations_used: number;
+            /**
+             * @description the calling key's scope: `read` keys may only GET (the tool server lists only read tools)
+             * @enum {string}
+             */
+            key_scope: "read" | "write";
             plan: string;
             /** @description media bytes stored (docs/media.md "Quota") */
             storageBytes: number;

@@ -313,6 +313,16 @@ describe('player: completion rules and answers never lost (Chromium)', function 
       expect(await q2.innerText()).to.include(`Your answer: ${en.true}`);
       expect(await q2.innerText()).to.not.include('Correct answer');
       expect(await seriousAxeViolations(page)).to.deep.equal([]);
+      // A reload (or another device) of the finished run shows the same review again.
+      await page.reload();
+      await waitReady(page);
+      await heading(page, 'Done');
+      const again = page.locator('.lp-review');
+      await again.waitFor();
+      const q1Again = await again.locator('[data-block="q1"]').innerText();
+      for (const part of [en.incorrect, 'Your answer: B', 'Correct answer: A', 'A is right'])
+        expect(q1Again).to.include(part);
+      expect(await again.locator('[data-block="q2"]').innerText()).to.include(`Your answer: ${en.true}`);
     } finally {
       await context.close();
     }

@@ -275,6 +275,36 @@ describe('completion rules: a sequential course is taken in order, on the server
       expect(second.text).to.not.include('correctAnswer');
     });
 
+    it('a finished run opened again (a reload, another device) gets the same review; a retake has none', async () => {
+      const t = await run(undefined, { review: { showCorrectAnswers: true } });
+      const anon = n; // run() opened the run as anonymousId(n)
+      const reopen = async () => {
+        const res = await player<OpenRunResult>('POST', '/runs', {
+          body: { courseId: t.courseId, anonymousId: anonymousId(anon) },
+        });
+        expect(res.status, res.text).to.equal(200);
+        return res.body.data.completion;
+      };
+      await t.send([
+        { type: 'screen', screenId: 's1' },
+        { type: 'answer', blockId: 'q1', answer: 'a' },
+      ]);
+      // While the pass is open: no result, no review, nothing of the answer key.
+      const open = await reopen();
+      expect(open).to.not.have.property('result');
+      const fin = await t.send([{ type: 'screen', screenId: 's3' }]);
+      const review = fin.body.data.result?.review;
+      expect(review).to.have.length(2);
+      const again = await reopen();
+      expect(again.result).to.deep.equal({ ...fin.body.data.result, review });
+      // A retake opens a new pass: the last result stays (the certificate needs it), its review does not.
+      await player('POST', `/runs/${t.run.completion.id}/retake`, { token: t.run.runToken });
+      const retaking = await reopen();
+      expect(retaking.result).to.include({ attempt: 1 });
+      expect(retaking.result).to.not.have.property('review');
+      expect(JSON.stringify(retaking)).to.not.include('correctAnswer');
+    });
+
     it('refuses a malformed review setting with a 400 and changes nothing', async () => {
       const ws = await makeWorkspace(em(), 'scale');
       const req = api(app.base, ws.key);

@@ -178,6 +178,19 @@ export const TrackingSecret = z
   .meta({ id: 'TrackingSecret' });
 export type TrackingSecret = z.infer<typeof TrackingSecret>;
 
+export const ReviewItem = z.object({
+  blockId: z.string(),
+  screenId: z.string(),
+  correct: z.boolean(),
+  answer: z.unknown().optional().meta({ description: "The learner's answer; absent when unanswered" }),
+  correctAnswer: z.unknown().optional().meta({
+    description:
+      'A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots)',
+  }),
+  explanation: z.string().optional(),
+  outcome: z.string().optional(),
+});
+
 export const RunCompletion = z
   .object({
     id: z.string(),
@@ -188,7 +201,15 @@ export const RunCompletion = z
     answers: Answers,
     locale: z.string(),
     result: z
-      .object({ score: z.number().nullable(), passed: z.boolean().nullable(), attempt: z.number().int() })
+      .object({
+        score: z.number().nullable(),
+        passed: z.boolean().nullable(),
+        attempt: z.number().int(),
+        review: z.array(ReviewItem).optional().meta({
+          description:
+            'The review of the finished pass, as its finishing batch answered it, while that pass is the latest and the course is served as it was judged (same locale and content); absent during a retake',
+        }),
+      })
       .optional()
       .meta({
         description:
@@ -301,19 +322,6 @@ export const AnswerFeedback = z.object({
   correct: z.boolean(),
   explanation: z.string().optional(),
   outcome: z.string().optional().meta({ description: 'A scenario: the outcome text of the chosen choice' }),
-});
-
-export const ReviewItem = z.object({
-  blockId: z.string(),
-  screenId: z.string(),
-  correct: z.boolean(),
-  answer: z.unknown().optional().meta({ description: "The learner's answer; absent when unanswered" }),
-  correctAnswer: z.unknown().optional().meta({
-    description:
-      'A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots)',
-  }),
-  explanation: z.string().optional(),
-  outcome: z.string().optional(),
 });
 
 export const RunResult = z.object({

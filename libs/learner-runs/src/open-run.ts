@@ -20,6 +20,7 @@ import {
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
 import { indexCourse, materialOf, pickLocale, type CourseRow, type ServedTranslation } from './served.js';
 import { feedbackFor } from '@lectern/courses';
+import { reviewOfFinishedPass } from './run-state.js';
 import { buildLearnerCourse, type LearnerTheme, type MediaUrl } from './learner-course.js';
 import { eventIdentityOf, type IdentityRef } from './completions.js';
 
@@ -37,6 +38,7 @@ interface PublishedRow {
   navigation: 'default' | 'hidden';
   custom_fonts: CustomFont[];
   completion: 'free' | 'sequential';
+  review_show_correct_answers: boolean;
   plan: WorkspaceAccess['plan'];
   billing_status: WorkspaceAccess['billingStatus'];
   grace_until: Date | null;
@@ -64,7 +66,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
   const [r] = await boundQuery<PublishedRow>(
     em,
     `select c.id, c.workspace_id, c.title, c.screens, c.content_hash, c.updated_at::text as updated_at, c.direction, c.locale, c.passing_score, c.quiz_feedback,
-            c.navigation, c.custom_fonts, c.completion, w.plan, w.billing_status, w.grace_until,
+            c.navigation, c.custom_fonts, c.completion, c.review_show_correct_answers, w.plan, w.billing_status, w.grace_until,
             (select json_build_object('id', t.id, 'name', t.name, 'tokens', t.tokens, 'customFonts', t.custom_fonts)
                from themes t where t.id = c.theme_id) as theme,
             array(select tr.locale from course_translations tr where tr.course_id = c.id) as locales,
@@ -91,6 +93,7 @@ export async function findPublishedCourse(em: EntityManager, courseId: string): 
       // without any sends no field, as before.
       ...(r.custom_fonts.length > 0 ? { customFonts: r.custom_fonts } : {}),
       completion: r.completion,
+      reviewShowCorrectAnswers: r.review_show_correct_answers,
       version: `${r.content_hash} ${r.updated_at}`,
     },
     workspace: {
@@ -128,6 +131,8 @@ interface CompletionRow {
   id: string;
   status: 'in_progress' | 'completed';
   attempt: number | null;
+  pass: number;
+  content_hash: string;
   last_screen_id: string | null;
   progress_percent: string;
   answers: Record<string, unknown>;
@@ -285,8 +290,8 @@ export async function openRun(
          locale = case when coalesce(c.attempt, 0) < c.pass then excluded.locale else c.locale end,
          content_hash = case when coalesce(c.attempt, 0) < c.pass then excluded.content_hash else c.content_hash end
        where c.source = excluded.source
-       returning c.id, c.status, c.attempt, c.last_screen_id, c.progress_percent, c.answers, c.locale,
-                 c.score, c.passed_at_completion,
+       returning c.id, c.status, c.attempt, c.pass, c.content_hash, c.last_screen_id, c.progress_percent, c.answers,
+                 c.locale, c.score, c.passed_at_completion,
                  (select ic.serial from issued_certificates ic where ic.completion_id = c.id) as certificate_serial,
                  (xmax = 0) as inserted),
        ev as (insert into outbox_events (id, workspace_id, type, data, created_at)
@@ -341,6 +346,18 @@ export async function openRun(
                 score: row.score === null ? null : Number(row.score),
                 passed: row.passed_at_completion,
                 attempt: row.attempt,
+                // Its review again, while that pass is the latest and served as it was judged (a reload, another
+                // device): the same items the finishing batch answered.
+                ...(row.attempt === row.pass && row.content_hash === served.contentHash
+                  ? {
+                      review: reviewOfFinishedPass(
+                        indexCourse(materialOf(course, translation).screens),
+                        row.answers,
+                        course,
+                        ports.answerKeySecret,
+                      ),
+                    }
+                  : {}),
               },
             }
           : {}),

@@ -239,6 +239,20 @@ function reviewOf(
 }
 
 /**
+ * The review of a run's finished pass when it is opened again (docs/player-api.md "Review"): the same items its
+ * finishing batch answered, judged again from the stored answers against the same material.
+ */
+export function reviewOfFinishedPass(
+  served: CourseIndex,
+  answers: Record<string, unknown>,
+  course: { passingScore: number | null; reviewShowCorrectAnswers?: boolean },
+  secret: string,
+): ReviewItem[] {
+  const v = judgePass(served, answers, course.passingScore, secret);
+  return reviewOf(served, answers, v, course.reviewShowCorrectAnswers === true, secret);
+}
+
+/**
  * Applies a batch (already checked with `checkEvents` against `material.source`) to a run. A screen moves the
  * position (an event each time it changes) and, during an open pass, the progress; arriving at the last screen
  * during an open pass finishes it, judged after the whole batch (answers sent beside the last screen count).

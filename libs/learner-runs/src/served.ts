@@ -57,6 +57,8 @@ export interface CourseRow {
   customFonts?: CustomFont[];
   /** Absent: `free`. */
   completion?: 'free' | 'sequential';
+  /** The review after a finish carries the correct answers (absent: false). */
+  reviewShowCorrectAnswers?: boolean;
   /** Names this version of the course (content hash and `updated_at`); what is derived from it is cached by it. */
   version?: string;
 }

@@ -3185,6 +3185,18 @@ export interface components {
             result?: {
                 attempt: number;
                 passed: boolean | null;
+                /** @description The review of the finished pass, as its finishing batch answered it, while that pass is the latest and the course is served as it was judged (same locale and content); absent during a retake */
+                review?: {
+                    /** @description The learner's answer; absent when unanswered */
+                    answer?: unknown;
+                    blockId: string;
+                    correct: boolean;
+                    /** @description A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots) */
+                    correctAnswer?: unknown;
+                    explanation?: string;
+                    outcome?: string;
+                    screenId: string;
+                }[];
                 score: number | null;
             };
             /** @enum {string} */
@@ -3214,6 +3226,18 @@ export interface components {
             result?: {
                 attempt: number;
                 passed: boolean | null;
+                /** @description The review of the finished pass, as its finishing batch answered it, while that pass is the latest and the course is served as it was judged (same locale and content); absent during a retake */
+                review?: {
+                    /** @description The learner's answer; absent when unanswered */
+                    answer?: unknown;
+                    blockId: string;
+                    correct: boolean;
+                    /** @description A right answer in the shape the events take; only when the course has `review.showCorrectAnswers` (absent for a hotspot with hidden spots) */
+                    correctAnswer?: unknown;
+                    explanation?: string;
+                    outcome?: string;
+                    screenId: string;
+                }[];
                 score: number | null;
             };
             /** @enum {string} */

@@ -231,6 +231,12 @@ describe('SCORM runtime: the package in scorm-again (Chromium)', function () {
         await sco.getByRole('button', { name: 'Continue' }).click();
         await sco.getByRole('heading', { name: 'All done' }).waitFor();
         await sco.getByText('Score: 100%').waitFor();
+        // The review is built in the package from its own keys, as the Player API builds it.
+        const review = sco.locator('.lp-review');
+        await review.waitFor();
+        expect(await review.locator('.lp-review-item').count()).to.equal(2);
+        expect(await review.locator('[data-block="q1"]').innerText()).to.include('CO2');
+        expect(await review.innerText()).to.not.include('Correct answer');
         // Without track=1 there is no service to issue a certificate: none is offered.
         expect(await sco.locator('.lp-certificate').count()).to.equal(0);
 

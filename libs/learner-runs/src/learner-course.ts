@@ -13,7 +13,11 @@ import { VersionCache, materialOf, type Material, type ServedTranslation } from 
  * The course as the player consumes it (the Player API's `PlayerCourse`), plus the course's own fonts where
  * the caller serves them (the preview and SCORM packages; the Player API reads no fonts of the course).
  */
-export type LearnerCourse = PlayerCourseDto & { customFonts?: CustomFont[] };
+export type LearnerCourse = PlayerCourseDto & {
+  customFonts?: CustomFont[];
+  /** Only with the answer keys kept (a SCORM package builds its review in the browser): the author's setting. */
+  review?: { showCorrectAnswers: boolean };
+};
 export type LearnerTheme = NonNullable<PlayerCourseDto['theme']>;
 type LearnerScreens = PlayerCourseDto['screens'];
 
@@ -32,6 +36,8 @@ export interface StoredCourse {
   completion?: 'free' | 'sequential';
   /** The course's own fonts; when absent the learner copy has no `customFonts` field. */
   customFonts?: CustomFont[];
+  /** The review after a finish (docs/player-api.md "Review"); a copy with the keys kept carries it. */
+  review?: { showCorrectAnswers: boolean };
   /** Names this version of the course (content hash and `updated_at`): what is derived from it is cached by it. */
   version?: string;
 }
@@ -129,6 +135,7 @@ export async function buildLearnerCourse(
     theme: theme && learnerTheme(theme),
     screens,
     ...(course.customFonts ? { customFonts: course.customFonts } : {}),
+    ...(options.answerKeys === 'kept' && course.review ? { review: course.review } : {}),
   };
   // Served as stored needs no pass: the hot path (every run open) copies nothing.
   return options.mediaUrl ? resolveMedia(built, options.mediaUrl) : built;

@@ -5,6 +5,7 @@
  * the service does wrong stops the learner: no LMS shows a notice, a refused or unreachable service is logged.
  */
 import {
+  correctAnswer,
   feedbackFor,
   gradeAnswer,
   isGraded,
@@ -16,7 +17,7 @@ import { PlayerClient } from '../core/client.js';
 import { ScormSession, findLmsApi, interactionFor, type ScormSnapshot } from '../core/scorm.js';
 import { SUSPEND_LIMIT, decodeSuspend, encodeSuspend } from '../core/suspend.js';
 import { serverEvent } from '../core/track.js';
-import type { PlayerBlock, PlayerCourse, PlayerScormConfig } from '../core/types.js';
+import type { PlayerBlock, PlayerCourse, PlayerScormConfig, ReviewItem } from '../core/types.js';
 import { Session, type LocalRun, type SessionState } from './session.js';
 
 const itemId = unkeyedItemId;
@@ -71,6 +72,27 @@ export function bootScorm(
       }),
   });
 
+  /** The review of the finish, as the Player API builds it (docs/player-api.md "Review"), from the kept keys. */
+  const showCorrect = stored.review?.showCorrectAnswers === true;
+  const reviewOf = (answers: Record<string, unknown>): ReviewItem[] =>
+    stored.screens.flatMap((s) =>
+      s.blocks.filter(isGraded).map((block) => {
+        const answered = Object.hasOwn(answers, block.id);
+        const fb = answered ? feedbackFor(block, answers[block.id], itemId) : null;
+        const right = showCorrect ? correctAnswer(block, itemId) : undefined;
+        const explanation = typeof block.explanation === 'string' ? block.explanation.trim() : '';
+        return {
+          blockId: block.id,
+          screenId: s.id,
+          correct: fb?.correct ?? false,
+          ...(answered ? { answer: answers[block.id] } : {}),
+          ...(right !== undefined ? { correctAnswer: right } : {}),
+          ...(explanation ? { explanation: block.explanation as string } : {}),
+          ...(fb?.outcome?.trim() ? { outcome: fb.outcome } : {}),
+        };
+      }),
+    );
+
   const local: LocalRun = {
     resume,
     noLms: sco === null || opened === null,
@@ -85,7 +107,7 @@ export function bootScorm(
       const passing = stored.passingScore ?? null;
       // As the Player API judges (libs/learner-runs): nothing graded passes; else the rounded percent decides.
       const passed = passing === null ? null : percent === null ? true : percent >= passing;
-      return { score: percent, passed, attempt };
+      return { score: percent, passed, attempt, review: reviewOf(answers) };
     },
     onChange(state, why) {
       sco?.report(snapshot(state), why !== 'answer');

@@ -45,6 +45,8 @@ export interface PlayerCourse {
   contentHash?: string;
   theme?: PlayerTheme | null;
   customFonts?: CustomFont[];
+  /** In a SCORM package only (the Player API reviews on the server): whether the review shows right answers. */
+  review?: { showCorrectAnswers: boolean };
   screens: PlayerScreen[];
 }
 
@@ -86,7 +88,7 @@ export interface RunResult {
   score: number | null;
   passed: boolean | null;
   attempt: number;
-  /** The finish's review (docs/player-api.md "Review"); absent in SCORM packages and older answers. */
+  /** The finish's review (docs/player-api.md "Review"); a SCORM package builds the same in the browser. */
   review?: ReviewItem[];
 }
 

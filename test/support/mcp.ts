@@ -2,9 +2,12 @@ import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { api } from './authoring.js';
-import { makeWorkspace, type TestWorkspace } from './context.js';
+import { startScormImportWorker } from '@lectern/scorm';
+import { makeWorkspace, startTestWorkers, type TestWorkers, type TestWorkspace } from './context.js';
 import { createEmbedKey, playerApi, quizFinishEvents, quizScreens, signIdentity } from './player.js';
 import type { CustomApp } from './spine.js';
+import { pngOf } from './media.js';
+import { exportedPackageOf } from './scorm-import.js';
 
 interface OpenApiDoc {
   paths: Record<string, Record<string, { operationId: string }>>;
@@ -61,9 +64,13 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
   });
 
   let scale: TestWorkspace;
+  // A SCORM import is run by the scorm worker: one here, for the file journey.
+  let workers: TestWorkers;
   before(async () => {
     scale = await makeWorkspace(em(), 'scale');
+    workers = await startTestWorkers('mcp-scorm-import', (rt) => startScormImportWorker(rt));
   });
+  after(async () => workers?.stop());
 
   it('lists under 15 tools in under 20 KB by default, each curated one with an outputSchema and hints', async () => {
     const client = await connect(scale.key);
@@ -205,6 +212,53 @@ export function mcpJourneys(setup: () => { app: CustomApp; connect: Connect }) {
     expect(unknown.text).to.include('unknown operation');
     const courses = await api(setup().app.base, scale.key)<unknown[]>('GET', '/courses');
     expect((courses.body.data as { title: string }[]).map((c) => c.title)).to.not.include('');
+  });
+
+  it('sends files: an image to uploadMedia as a form part, a SCORM zip as base64; malformed base64 is a 400', async () => {
+    const client = await connect(scale.key);
+    const found = await callTool(client, 'search_operations', { query: 'upload media' });
+    const upload = (found.structured.operations as { operationId: string; inputSchema: string }[]).find(
+      (o) => o.operationId === 'uploadMedia',
+    );
+    expect(JSON.stringify(upload?.inputSchema)).to.include('base64');
+    const png = await pngOf(8, 6);
+    const uploaded = await callOperation(client, 'uploadMedia', {
+      body: { file: { base64: png.toString('base64'), filename: 'dot.png' }, kind: 'image' },
+    });
+    expect(uploaded.isError, uploaded.text).to.equal(false);
+    expect(uploaded.status).to.equal(201);
+    const media = (uploaded.body as { data: { url: string; bytes: number; kind: string } }).data;
+    expect(media).to.include({ bytes: png.length, kind: 'image' });
+    expect(media.url).to.match(/^media:\/\/med_/);
+    // The bytes decide, as over REST: a text file sent as an image is refused by the operation itself.
+    const notImage = await callOperation(client, 'uploadMedia', {
+      body: { file: { base64: Buffer.from('hello').toString('base64') }, kind: 'image' },
+    });
+    expect([notImage.isError, notImage.status, (notImage.body as { error: string }).error]).to.deep.equal([
+      true,
+      400,
+      'invalid_request',
+    ]);
+    const zip = exportedPackageOf(
+      {
+        title: 'From a tool',
+        screens: [{ id: 's1', title: 'One', blocks: [{ id: 'b1', type: 'text', text: 'Hi' }] }],
+      },
+      [],
+    );
+    const imported = await callOperation(client, 'importCourseFromScorm', {
+      body: { base64: zip.toString('base64') },
+    });
+    expect(imported.isError, imported.text).to.equal(false);
+    expect(imported.status).to.equal(201);
+    expect((imported.body as { data: { title: string } }).data.title).to.equal('From a tool');
+    const bad = await callOperation(client, 'importCourseFromScorm', { body: { base64: 'not base64!' } });
+    expect([bad.isError, bad.status, (bad.body as { error: string }).error]).to.deep.equal([
+      true,
+      400,
+      'invalid_request',
+    ]);
+    expect(JSON.stringify((bad.body as { issues: unknown }).issues)).to.include('"base64"');
   });
 
   it('a read-only key sees only read tools (no flag: the key says so) and is refused a write with insufficient_scope', async () => {

@@ -3,7 +3,9 @@ import type { Catalogue, Operation } from './catalogue.js';
 export interface OperationInput {
   params?: Record<string, string | number>;
   query?: Record<string, unknown>;
+  /** JSON, a text body, or the bytes of a file body (then `headers['content-type']` says what they are). */
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 export interface OperationAnswer {
@@ -28,7 +30,7 @@ export interface BuiltRequest {
   /** Path and query string, from the service root: `/api/v1/courses/crs_1?limit=20`. */
   url: string;
   headers: Record<string, string>;
-  payload?: string;
+  payload?: string | Uint8Array;
 }
 
 /**
@@ -55,11 +57,15 @@ export function buildRequest(op: Operation, input: OperationInput): BuiltRequest
     segment(String(input.params?.[name] ?? '')),
   );
   const headers: Record<string, string> = {};
-  let payload: string | undefined;
+  let payload: string | Uint8Array | undefined;
   if (op.body && input.body !== undefined) {
-    headers['content-type'] = op.body.contentType;
+    headers['content-type'] = input.headers?.['content-type'] ?? op.body.contentType;
     payload =
-      op.body.json || typeof input.body !== 'string' ? JSON.stringify(input.body) : (input.body as string);
+      input.body instanceof Uint8Array
+        ? input.body
+        : op.body.json || typeof input.body !== 'string'
+          ? JSON.stringify(input.body)
+          : input.body;
   }
   return { method: op.method, url: path + queryString(input.query), headers, payload };
 }

@@ -43,6 +43,8 @@ export interface Catalogue {
   byId: Map<string, Operation>;
 }
 
+import { binaryBodySchema } from './binary-body.js';
+
 const METHODS = new Set(['get', 'post', 'patch', 'put', 'delete']);
 const REF = /"#\/components\/schemas\/([^"]+)"/g;
 
@@ -103,7 +105,7 @@ export function catalogueFromOpenApi(doc: OpenApiDocument, prefix = '/api/v1'): 
         body = { contentType, json };
         properties.body = json
           ? (content[contentType].schema ?? {})
-          : { type: 'string', description: `The raw ${contentType} body, as text` };
+          : binaryBodySchema(contentType, content[contentType].schema);
         required.push('body');
       }
       const inputSchema = withDefs(

@@ -9,6 +9,7 @@ import {
   type OperationInput,
 } from './caller.js';
 import { searchOperations, type Catalogue } from './catalogue.js';
+import { BinaryBodyError, encodeBinaryBody } from './binary-body.js';
 
 /**
  * Toolsets a client picks from (`/mcp?toolsets=authoring,delivery`, the `X-MCP-Toolsets` header, stdio's
@@ -78,7 +79,15 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
       op.paged && input.query?.limit === undefined
         ? { ...input.query, limit: DEFAULT_PAGE_LIMIT }
         : input.query;
-    return caller.call(operationId, { ...input, query });
+    // A file in the body (`{base64}`, a form's file part) becomes the bytes and content type the REST call takes.
+    const binaryBody = encodeBinaryBody(op, input.body);
+    return caller.call(operationId, {
+      ...input,
+      query,
+      ...(binaryBody
+        ? { body: binaryBody.body, headers: { ...input.headers, 'content-type': binaryBody.contentType } }
+        : {}),
+    });
   }
   const unknownOperation = (operationId: string) =>
     errorResult(404, {
@@ -158,7 +167,9 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         title: 'Call an API operation',
         description:
           'Runs one Lectern API operation by operationId, with path `params`, `query` and JSON `body` as its input ' +
-          'schema (search_operations) says. Returns {status, body} as the REST API answers; an error answer is a tool ' +
+          'schema (search_operations) says; a file goes in `body` as {base64} (a SCORM zip) or, in a form, as a ' +
+          'field {base64, filename} (uploadMedia: {file: {base64, filename}, kind}). ' +
+          'Returns {status, body} as the REST API answers; an error answer is a tool ' +
           'error carrying body.error (stable code), body.message and body.issues. Binary answers come back as a ' +
           `short-lived link; long lists are cut with a note; paged lists default to limit ${DEFAULT_PAGE_LIMIT}.` +
           (readOnly ? ' This key is read-only: only GET operations succeed.' : ''),
@@ -180,7 +191,18 @@ export function createLecternMcpServer(opts: LecternMcpOptions): McpServer {
         const op = catalogue.byId.get(operationId);
         if (!op) return unknownOperation(operationId);
         const input = { params, query, body };
-        const answer = await run(operationId, input);
+        let answer: OperationAnswer;
+        try {
+          answer = await run(operationId, input);
+        } catch (err) {
+          // A malformed file value is refused as the API refuses a malformed body: 400 with the input path.
+          if (!(err instanceof BinaryBodyError)) throw err;
+          return errorResult(400, {
+            error: 'invalid_request',
+            message: `Invalid request body: ${err.message}`,
+            issues: [{ path: err.path, message: err.message }],
+          });
+        }
         return toToolResult(op, { query: input.query }, answer, binary);
       },
     );

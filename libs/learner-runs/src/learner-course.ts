@@ -1,4 +1,4 @@
-import { keyedScreens, stripAnswerKeys } from '@lectern/courses';
+import { directionOf, keyedScreens, stripAnswerKeys } from '@lectern/courses';
 import type { CustomFont, PlayerCourseDto } from '@lectern/contracts';
 import { VersionCache, materialOf, type Material, type ServedTranslation } from './served.js';
 
@@ -119,7 +119,8 @@ export async function buildLearnerCourse(
   const built: LearnerCourse = {
     id: course.id,
     title: material.title,
-    direction: course.direction,
+    // A translation reads in its own locale's direction (an Arabic translation of an English course is rtl).
+    direction: translation ? directionOf(translation.locale) : course.direction,
     locale: material.locale,
     quizFeedback: course.quizFeedback,
     navigation: course.navigation,

@@ -174,11 +174,13 @@ export const MEDIA_FIELDS: Readonly<Record<string, readonly { field: string; use
   hotspot: [{ field: 'image', use: 'image' }],
   resource: [{ field: 'url', use: 'file' }],
 };
-/** Lists of items whose fields are media: `slideshow.slides[].image`. */
+/** Lists of items whose fields are media: `slideshow.slides[].image`, `video.tracks[].src`. */
 export const MEDIA_ITEMS: Readonly<
   Record<string, readonly { list: string; field: string; use: MediaUse }[]>
 > = {
   slideshow: [{ list: 'slides', field: 'image', use: 'image' }],
+  // A caption file is fetched by the player, not packed: https only (docs/blocks.md "video").
+  video: [{ list: 'tracks', field: 'src', use: 'file' }],
 };
 /** URL fields of the block schemas that are links, not media. */
 export const LINK_FIELDS: Readonly<Record<string, readonly string[]>> = {

@@ -1668,6 +1668,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";
@@ -2173,6 +2183,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";
@@ -3444,6 +3464,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";

@@ -183,15 +183,16 @@ describe('player: RTL, the editorial masthead and video captions (Chromium)', fu
          parseFloat(getComputedStyle(document.querySelector('.lp-block-text p')).fontSize)`,
       ) as Promise<number>;
     const cases = [
-      ['en', {}, true],
-      ['ar', arabic, false],
-      ['hi', { locale: 'hi' }, false],
-      ['he', { direction: 'rtl', locale: 'he' }, true],
+      ['en', {}, 'Fire needs heat, fuel and oxygen.', true],
+      ['ar', arabic, 'تحتاج النار إلى حرارة ووقود وأكسجين.', false],
+      ['hi', { locale: 'hi' }, 'आग को गर्मी, ईंधन और ऑक्सीजन चाहिए।', false],
+      ['he', { direction: 'rtl', locale: 'he' }, 'אש צריכה חום, דלק וחמצן.', true],
     ] as const;
-    for (const [name, extra, dropCap] of cases) {
+    for (const [name, extra, text, dropCap] of cases) {
+      const screens = [{ id: 's1', title: name, blocks: [{ id: 't1', type: 'text', text }] }] as Screen[];
       const { page, errors } = await open(
         `dropcap-${name}`,
-        course(prose, { ...extra, theme: editorial('light') }),
+        course(screens, { ...extra, theme: editorial('light') }),
       );
       expect(await page.locator('#lectern-player').getAttribute('data-letters'), name).to.equal(
         dropCap ? 'separate' : 'joined',

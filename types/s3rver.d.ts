@@ -6,7 +6,7 @@ declare module '@20minutes/s3rver' {
     silent?: boolean;
     accessKeyId?: string;
     secretAccessKey?: string;
-    configureBuckets?: { name: string }[];
+    configureBuckets?: { name: string; configs?: (string | Buffer)[] }[];
   }
   export default class S3rver {
     constructor(opts: S3rverOptions);

@@ -287,6 +287,50 @@ describe('player: a learner’s journey through the embed, keyboard only (Chromi
     }
   });
 
+  it('an Arabic translation of an LTR English course plays RTL with Arabic chrome; the source stays LTR', async () => {
+    const courseId = await publishedCourse(app.base, ws.key, { title: 'Fire safety', locale: 'en' });
+    const tr = await req()<{ id: string }>('POST', `/courses/${courseId}/translations`, { locale: 'ar' });
+    expect(tr.status, tr.text).to.equal(201);
+    const patched = await req()('PATCH', `/courses/${courseId}/translations/${tr.body.data.id}`, {
+      content: { title: 'السلامة من الحرائق', 's:s1.title': 'مرحبا', 's:s1.b:q1.question': 'اختر أ' },
+    });
+    expect(patched.status, patched.text).to.equal(200);
+
+    const context = await learnerContext();
+    try {
+      const arabic = await context.newPage();
+      const errors = watchErrors(arabic);
+      await arabic.goto(await embedUrl(courseId, 'samir', 'ar'));
+      await waitReady(arabic);
+      await heading(arabic, 'مرحبا');
+      expect(await inPage(arabic, 'docAttrs')).to.deep.equal(['rtl', 'ar']);
+      expect(await arabic.locator('#lectern-player').getAttribute('dir')).to.equal('rtl');
+      expect(await inPage(arabic, 'style', '.lp-main', 'direction')).to.equal('rtl');
+      await arabic.getByRole('button', { name: ar.contents }).waitFor();
+      // Keyboard: the learner reaches the Arabic Continue and moves on.
+      await answerRadio(arabic, 'q1:o', 0);
+      await continueByKeyboard(arabic);
+      await heading(arabic, 'Middle');
+      await arabic.getByRole('button', { name: ar.continue }).waitFor();
+      expect(await seriousAxeViolations(arabic)).to.deep.equal([]);
+      mkdirSync(OUTPUT_DIR, { recursive: true });
+      await arabic.screenshot({ path: path.join(OUTPUT_DIR, 'journey-ltr-course-ar.png'), fullPage: true });
+
+      // The source, asked for in English, is the LTR course it always was.
+      const english = await context.newPage();
+      const englishErrors = watchErrors(english);
+      await english.goto(await embedUrl(courseId, 'sam', 'en'));
+      await waitReady(english);
+      await heading(english, 'Welcome');
+      expect(await inPage(english, 'docAttrs')).to.deep.equal(['ltr', 'en']);
+      await english.getByRole('button', { name: en.contents }).waitFor();
+      expect(errors).to.deep.equal([]);
+      expect(englishErrors).to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('a tab closed right after an answer: the answer is on the server', async () => {
     // s1 also holds a checklist: a tick is not sent at once (it waits for the next flush, every 4 s), so
     // only the exit flush (pagehide / hidden, with keepalive) can get the last tick to the server.

@@ -82,6 +82,39 @@ describe('authoring: courses (SPEC "Courses", "Course status", "Limits")', () =>
       expect(got.body.data).to.deep.equal(c);
     });
 
+    it('rtl with a left-to-right locale: the course is saved and the answer warns (meta.warnings)', async () => {
+      type Warned = { body: { meta?: { warnings: { code: string; message: string; path: string[] }[] } } };
+      const warningsOf = (res: unknown) => (res as Warned).body.meta?.warnings;
+      // Created rtl with no locale: the default en would frame right-to-left content in English.
+      const made = await req<CourseDto>('POST', '/courses', { title: 'السلامة', direction: 'rtl' });
+      expectStatus(made, 201);
+      expect(made.body.data).to.deep.include({ direction: 'rtl', locale: 'en' });
+      const [warning, ...more] = warningsOf(made) ?? [];
+      expect(more).to.deep.equal([]);
+      expect(warning).to.deep.include({ code: 'rtl_without_locale', path: ['locale'] });
+      expect(warning.message).to.include('"en"');
+      const id = made.body.data.id;
+      // Any write repeats it while the course stays so; setting the language clears it.
+      const touched = await req<CourseDto>('PATCH', `/courses/${id}`, { title: 'السلامة 2' });
+      expectStatus(touched, 200);
+      expect(warningsOf(touched)?.map((w) => w.code)).to.deep.equal(['rtl_without_locale']);
+      const fixed = await req<CourseDto>('PATCH', `/courses/${id}`, { locale: 'ar' });
+      expectStatus(fixed, 200);
+      expect(fixed.body).not.to.have.property('meta');
+      // An ltr course made rtl by a PATCH is warned about too; rtl with an RTL-script tag is not.
+      const ltr = await req<CourseDto>('POST', '/courses', { title: 'Plain' });
+      expect(ltr.body).not.to.have.property('meta');
+      const flipped = await req<CourseDto>('PATCH', `/courses/${ltr.body.data.id}`, { direction: 'rtl' });
+      expect(warningsOf(flipped)?.map((w) => w.code)).to.deep.equal(['rtl_without_locale']);
+      for (const locale of ['he', 'fa-IR', 'az-Arab']) {
+        const ok = await req<CourseDto>('POST', '/courses', { title: 'x', direction: 'rtl', locale });
+        expectStatus(ok, 201);
+        expect(ok.body, locale).not.to.have.property('meta');
+      }
+      // GET is the course alone.
+      expect((await req<CourseDto>('GET', `/courses/${ltr.body.data.id}`)).body).not.to.have.property('meta');
+    });
+
     it('POST with every optional field stores and returns them', async () => {
       const body = {
         title: '  Trimmed  ',

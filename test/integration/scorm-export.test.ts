@@ -406,6 +406,29 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         );
       }
     });
+
+    it('an Arabic translation of an LTR course exports RTL: dir="rtl" on the page and in the config', async () => {
+      const req = api(app.base, ws.key);
+      const ltr = await req<Course>('POST', '/courses', {
+        title: 'Fire drill',
+        screens: [{ id: 'a', title: 'Start', blocks: [{ id: 'a1', type: 'text', text: 'Hello' }] }],
+      });
+      expect(ltr.status, ltr.text).to.equal(201);
+      const tr = await req<{ id: string }>('POST', `/courses/${ltr.body.data.id}/translations`, {
+        locale: 'ar',
+      });
+      expect(tr.status, tr.text).to.equal(201);
+      await req('PATCH', `/courses/${ltr.body.data.id}/translations/${tr.body.data.id}`, {
+        content: { title: 'تمرين الحريق' },
+      });
+      const ar = (await exportOf('?lang=ar', ws.key, ltr.body.data.id)).entries
+        .get('index.html')!
+        .toString('utf8');
+      expect(ar).to.include('<html lang="ar" dir="rtl">');
+      expect((configOf(ar) as { course: { direction: string } }).course.direction).to.equal('rtl');
+      const en = (await exportOf('', ws.key, ltr.body.data.id)).entries.get('index.html')!.toString('utf8');
+      expect(en).to.include('<html lang="en" dir="ltr">');
+    });
   });
 
   describe('media: fetched into media/, the learner copy points at them, course.json keeps the originals', () => {

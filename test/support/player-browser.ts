@@ -48,6 +48,9 @@ export const ROOM_SVG =
   '<rect width="400" height="200" fill="#dfe6ee"/><rect x="60" y="70" width="40" height="80" fill="#c0392b"/>' +
   '<rect x="270" y="90" width="40" height="60" fill="#555"/></svg>';
 
+/** A WebVTT caption file whose one cue covers the whole test clip. */
+export const CAPTIONS_VTT = 'WEBVTT\n\n00:00:00.000 --> 00:00:05.000\nFire doors stay closed.\n';
+
 function silentWav(seconds = 1, rate = 8000): Buffer {
   const samples = seconds * rate;
   const b = Buffer.alloc(44 + samples);
@@ -91,6 +94,7 @@ export async function startPlayerServer(assets: PlayerAssets): Promise<PlayerSer
     }
     if (kind === 'media' && name === 'room.svg') return send(200, 'image/svg+xml', ROOM_SVG);
     if (kind === 'media' && name === 'clip.wav') return send(200, 'audio/wav', wav);
+    if (kind === 'media' && name === 'captions.vtt') return send(200, 'text/vtt', CAPTIONS_VTT);
     if (kind === 'media' && name === 'font.ttf' && existsSync(font))
       return send(200, 'font/ttf', readFileSync(font));
     if (kind === 'widget') return send(200, 'text/html', '<!doctype html><title>Widget</title><p>Widget</p>');

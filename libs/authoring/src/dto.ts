@@ -8,14 +8,31 @@ import {
   type CollectionCourseDto,
   type CollectionDto,
   type CourseDto,
+  type CourseWarningDto,
   type ThemeDto,
 } from '@lectern/contracts';
+import { directionOf } from '@lectern/courses';
 import type {
   CertificateTemplate as CertificateTemplateRow,
   Collection as CollectionRow,
   Course as CourseRow,
   Theme as ThemeRow,
 } from '@lectern/db';
+
+/**
+ * What the author of a saved course should hear about it (docs/authoring.md "Direction and locale"): an `rtl`
+ * course whose locale reads left to right gets the player's words in that language around right-to-left content.
+ */
+export function courseWarnings(row: Pick<CourseRow, 'direction' | 'locale'>): CourseWarningDto[] {
+  if (row.direction !== 'rtl' || directionOf(row.locale) === 'rtl') return [];
+  return [
+    {
+      code: 'rtl_without_locale',
+      message: `direction is "rtl" but locale is "${row.locale}", a left-to-right language: learners get the player's own words (Continue, Back, Contents) in it. Set locale to the course's language, e.g. "ar" or "he".`,
+      path: ['locale'],
+    },
+  ];
+}
 
 export function courseDto(row: CourseRow): CourseDto {
   return {

@@ -47,5 +47,5 @@ export {
   deleteTranslation,
   translationDto,
 } from './translations.js';
-export { courseDto, themeDto, certificateTemplateDto, collectionDto } from './dto.js';
+export { courseDto, courseWarnings, themeDto, certificateTemplateDto, collectionDto } from './dto.js';
 export type { CreateCourseInput } from '@lectern/contracts';

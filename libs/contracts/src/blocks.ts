@@ -101,6 +101,8 @@ export const COURSE_LIMITS = { screens: 2000, blocksPerScreen: 500, blocks: 20_0
 
 /** SPEC.md Limits: a stack block holds at most 10 cards. */
 export const MAX_STACK_CARDS = 10;
+/** What a video's text track is: captions (speech and sounds) or subtitles (a translation of the speech). */
+export const VIDEO_TRACK_KINDS = ['captions', 'subtitles'] as const;
 /** Bounds of a timed question's clock, in seconds. */
 export const TIMED_QUESTION_SECONDS = { min: 5, max: 600 } as const;
 
@@ -123,7 +125,22 @@ const fieldSchemas = {
   heading: z.looseObject({ text: str(), level: z.number().int().min(1).max(3).optional() }),
   text: z.looseObject({ text: str() }),
   image: z.looseObject({ url: url(), alt: str(), caption: str() }),
-  video: z.looseObject({ url: url(), caption: str(), poster: url(), transcript: str() }),
+  video: z.looseObject({
+    url: url(),
+    caption: str(),
+    poster: url(),
+    transcript: str(),
+    /** WebVTT caption or subtitle tracks, shown as `<track>` elements (docs/blocks.md "video"). */
+    tracks: list(
+      z.looseObject({
+        src: url(),
+        srclang: str(),
+        label: str(),
+        kind: z.enum(VIDEO_TRACK_KINDS).optional(),
+        default: bool(),
+      }),
+    ),
+  }),
   audio: z.looseObject({ url: url(), caption: str(), transcript: str() }),
   embed: z.looseObject({
     url: url(),

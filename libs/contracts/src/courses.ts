@@ -191,6 +191,31 @@ export const Course = z
   .meta({ id: 'Course' });
 export type CourseDto = z.infer<typeof Course>;
 
+export const COURSE_WARNING_CODES = ['rtl_without_locale'] as const;
+/** Something about a saved course its author should know: the write succeeded, the course may not read as meant. */
+export const CourseWarning = z
+  .object({
+    code: z.enum(COURSE_WARNING_CODES).meta({
+      description:
+        '`rtl_without_locale`: the course is `rtl` but its `locale` is a left-to-right language (the default `en`), so the player speaks that language around right-to-left content; set `locale` (docs/authoring.md "Direction and locale").',
+    }),
+    message: z.string(),
+    path: z.array(z.string()).meta({ description: 'The field to look at' }),
+  })
+  .meta({ id: 'CourseWarning' });
+export type CourseWarningDto = z.infer<typeof CourseWarning>;
+
+/** The answer to a course create or update: the course, and warnings when there are any. */
+export const CourseWriteResult = z
+  .object({
+    data: Course,
+    meta: z
+      .object({ warnings: z.array(CourseWarning) })
+      .optional()
+      .meta({ description: 'Present only when the saved course has something to warn about' }),
+  })
+  .meta({ id: 'CourseWriteResult' });
+
 // ------------------------------------------------------------------------- theme
 
 export const Theme = z

@@ -70,3 +70,4 @@ export {
   type TranslatableField,
   type TranslatableCourse,
 } from './translatable.js';
+export { directionOf } from './direction.js';

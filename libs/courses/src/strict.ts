@@ -120,6 +120,14 @@ class Rules {
   }
 }
 
+function isLocale(value: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(value).length === 1;
+  } catch {
+    return false;
+  }
+}
+
 function isHttpUrl(value: string): boolean {
   try {
     const u = new URL(value);
@@ -150,7 +158,20 @@ const RULES: { [T in BlockType]: Checker<T> } = {
   heading: (d, r) => void r.text(d.text, ['text']),
   text: (d, r) => void r.text(d.text, ['text']),
   image: (d, r) => void r.text(d.url, ['url']),
-  video: (d, r) => void r.text(d.url, ['url']),
+  video: (d, r) => {
+    r.text(d.url, ['url']);
+    // Caption tracks: an https WebVTT file (uploads take no text files), a language, a name for the menu.
+    const tracks = d.tracks ?? [];
+    tracks.forEach((t, i) => {
+      if (r.text(t.src, ['tracks', i, 'src'], 'src') && !/^https:\/\//i.test(t.src as string))
+        r.add('invalid_url', ['tracks', i, 'src'], 'must be an absolute https URL of a WebVTT file');
+      if (r.text(t.srclang, ['tracks', i, 'srclang'], 'srclang') && !isLocale(t.srclang as string))
+        r.add('invalid_locale', ['tracks', i, 'srclang'], 'must be a BCP-47 language tag');
+      r.text(t.label, ['tracks', i, 'label'], 'label');
+    });
+    if (tracks.filter((t) => t.default === true).length > 1)
+      r.add('too_many_defaults', ['tracks'], 'at most one track can be the default');
+  },
   audio: (d, r) => void r.text(d.url, ['url']),
   embed: (d, r) => r.httpUrl(d.url, ['url']),
   button: (d, r) => {

@@ -19,7 +19,6 @@ export { openAiProvider, type GenerationProvider, type ModelCall, type ChatMessa
 export { courseJsonSchema, strictJsonSchema, SCHEMA_NAMES, type JsonSchema } from './schemas.js';
 export { assembleCourse, type AssembledCourse } from './assemble.js';
 export { fetchSourceText, readableText, SOURCE_LIMITS } from './source.js';
-export { directionOf } from './direction.js';
 export {
   queueGeneration,
   getGenerationJob,

@@ -4,7 +4,7 @@ import { AppError } from '@lectern/errors';
 import { createCourse, workspaceForImport } from '@lectern/authoring';
 import type { JobWorkerOptions } from '@lectern/jobs';
 import { OutboundEnv } from '@lectern/outbound';
-import { directionOf } from './direction.js';
+import { directionOf } from '@lectern/courses';
 import { generateCourse, type GenerateDeps } from './generate.js';
 import { openAiProvider, type GenerationProvider } from './provider.js';
 

@@ -1,4 +1,4 @@
-import { keyedScreens, stripAnswerKeys } from '@lectern/courses';
+import { directionOf, keyedScreens, stripAnswerKeys } from '@lectern/courses';
 import type { CustomFont, PlayerCourseDto } from '@lectern/contracts';
 import { VersionCache, materialOf, type Material, type ServedTranslation } from './served.js';
 
@@ -125,7 +125,8 @@ export async function buildLearnerCourse(
   const built: LearnerCourse = {
     id: course.id,
     title: material.title,
-    direction: course.direction,
+    // A translation reads in its own locale's direction (an Arabic translation of an English course is rtl).
+    direction: translation ? directionOf(translation.locale) : course.direction,
     locale: material.locale,
     quizFeedback: course.quizFeedback,
     navigation: course.navigation,
@@ -180,11 +181,13 @@ export const MEDIA_FIELDS: Readonly<Record<string, readonly { field: string; use
   hotspot: [{ field: 'image', use: 'image' }],
   resource: [{ field: 'url', use: 'file' }],
 };
-/** Lists of items whose fields are media: `slideshow.slides[].image`. */
+/** Lists of items whose fields are media: `slideshow.slides[].image`, `video.tracks[].src`. */
 export const MEDIA_ITEMS: Readonly<
   Record<string, readonly { list: string; field: string; use: MediaUse }[]>
 > = {
   slideshow: [{ list: 'slides', field: 'image', use: 'image' }],
+  // A caption file is fetched by the player, not packed: https only (docs/blocks.md "video").
+  video: [{ list: 'tracks', field: 'src', use: 'file' }],
 };
 /** URL fields of the block schemas that are links, not media. */
 export const LINK_FIELDS: Readonly<Record<string, readonly string[]>> = {

@@ -53,6 +53,10 @@ interface LoopbackServer {
  */
 const PART_SIZE = 128 * 1024 * 1024;
 
+const LOOPBACK_CORS =
+  '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod>' +
+  '<AllowedMethod>HEAD</AllowedMethod><AllowedHeader>*</AllowedHeader></CORSRule></CORSConfiguration>';
+
 /**
  * Connects the minio client to S3_ENDPOINT, or, when none is set, starts an S3-compatible
  * server on loopback (data under DATA_DIR/s3) and connects to that. One code path either way.
@@ -69,6 +73,10 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       address: '127.0.0.1',
       directory,
       silent: true,
+      // Browsers read signed media from another origin than the player's page: a video with caption tracks is
+      // loaded with CORS (docs/blocks.md "video"), so the store answers GETs from any origin, as a production
+      // bucket is told to (docs/media.md "Settings").
+      configureBuckets: [{ name: cfg.S3_BUCKET, configs: [LOOPBACK_CORS] }],
       accessKeyId: cfg.S3_ACCESS_KEY,
       secretAccessKey: cfg.S3_SECRET_KEY,
     });

@@ -19,6 +19,19 @@ describe('courses: strictCheckBlock', () => {
     });
   }
 
+  it('accepts a video with https WebVTT caption and subtitle tracks', () => {
+    const tracks = [
+      { src: 'https://cdn.test/en.vtt', srclang: 'en', label: 'English', kind: 'captions', default: true },
+      { src: 'https://cdn.test/ar.vtt', srclang: 'ar', label: 'العربية', kind: 'subtitles' },
+    ];
+    expect(strictCheckBlock({ ...VALID_BLOCKS.video, tracks })).to.deep.equal([]);
+    // The kind is one of two: anything else is refused by the write check already.
+    const lenient = validateScreens([
+      { id: 's', title: 'S', blocks: [{ ...VALID_BLOCKS.video, tracks: [{ kind: 'chapters' }] }] },
+    ]);
+    expect(lenient.map((i) => i.path.slice(-3))).to.deep.equal([['tracks', 0, 'kind']]);
+  });
+
   it('keeps unknown fields out of its judgement', () => {
     expect(strictCheckBlock({ ...VALID_BLOCKS.flashcard, flair: true })).to.deep.equal([]);
   });
@@ -304,6 +317,44 @@ describe('courses: strictCheckBlock', () => {
       mutate(VALID_BLOCKS.video_chapters, (b) => ((b.chapters as { time: number }[])[1].time = 0)),
       'out_of_order',
       ['chapters', 1, 'time'],
+    ],
+    [
+      'a video track over http',
+      { ...VALID_BLOCKS.video, tracks: [{ src: 'http://cdn.test/en.vtt', srclang: 'en', label: 'English' }] },
+      'invalid_url',
+      ['tracks', 0, 'src'],
+    ],
+    [
+      'a video track without a language',
+      { ...VALID_BLOCKS.video, tracks: [{ src: 'https://cdn.test/en.vtt', label: 'English' }] },
+      'required',
+      ['tracks', 0, 'srclang'],
+    ],
+    [
+      'a video track whose language is not a tag',
+      { ...VALID_BLOCKS.video, tracks: [{ src: 'https://cdn.test/x.vtt', srclang: 'en_GB', label: 'x' }] },
+      'invalid_locale',
+      ['tracks', 0, 'srclang'],
+    ],
+    [
+      'a video track without a label',
+      { ...VALID_BLOCKS.video, tracks: [{ src: 'https://cdn.test/en.vtt', srclang: 'en' }] },
+      'required',
+      ['tracks', 0, 'label'],
+    ],
+    [
+      'a video with two default tracks',
+      {
+        ...VALID_BLOCKS.video,
+        tracks: ['en', 'fr'].map((l) => ({
+          src: `https://cdn.test/${l}.vtt`,
+          srclang: l,
+          label: l,
+          default: true,
+        })),
+      },
+      'too_many_defaults',
+      ['tracks'],
     ],
     [
       'a milestone without title',

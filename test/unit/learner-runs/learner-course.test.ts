@@ -133,6 +133,19 @@ describe('learner runs: the learner-course builder', () => {
     expect(built.contentHash).to.equal(contentHash({ ...translated, direction: 'ltr', locale: 'fr' }));
   });
 
+  it("a translation reads in its locale's direction; the source in the course's", async () => {
+    const build = (over: Partial<StoredCourse>, locale: string | null) =>
+      buildLearnerCourse(
+        source({ course: course(over), translation: locale ? { locale, content: {} } : null }),
+        { answerKeys: { secret: SECRET } },
+      );
+    expect((await build({}, 'ar')).direction).to.equal('rtl');
+    expect((await build({}, 'az-Arab')).direction).to.equal('rtl');
+    expect((await build({}, null)).direction).to.equal('ltr');
+    expect((await build({ direction: 'rtl', locale: 'he' }, 'fr')).direction).to.equal('ltr');
+    expect((await build({ direction: 'rtl', locale: 'he' }, null)).direction).to.equal('rtl');
+  });
+
   it('no answer key, explanation or instructor note reaches the learner view, whatever the block', async () => {
     const built = await buildLearnerCourse(source(), { answerKeys: { secret: SECRET } });
     const keys = keysOf(built.screens);
@@ -249,7 +262,7 @@ describe('learner runs: the learner-course builder', () => {
   });
 
   it('every URL-like field of the block schemas is either a media field or a listed link', () => {
-    const URL_LIKE = /url|image|poster|src|logo|file/i;
+    const URL_LIKE = /url|image|poster|src(?!lang)|logo|file/i;
     const found: string[] = [];
     const walk = (schema: z.core.$ZodType, path: string) => {
       if (schema instanceof z.ZodOptional) return walk(schema.unwrap(), path);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import {
+  joinsLetters,
   CHROME_KEYS,
   CHROME_LANGUAGES,
   CHROME_STRINGS,
@@ -42,5 +43,30 @@ describe('player chrome strings', () => {
   it('fills placeholders and drops unknown ones', () => {
     expect(format('Screen {n} of {total}', { n: 2, total: 5 })).to.equal('Screen 2 of 5');
     expect(format('{n} s {x}', { n: 3 })).to.equal('3 s ');
+  });
+});
+
+describe('player: scripts whose letters join', () => {
+  it('knows Arabic, Persian, Urdu, Syriac, N’Ko, Mongolian and Devanagari text from the locale', () => {
+    for (const tag of ['ar', 'ar-EG', 'fa', 'ur', 'ps', 'syr', 'nqo', 'mn-Mong', 'az-Arab', 'hi', 'mr', 'bn'])
+      expect(joinsLetters(tag), tag).to.equal(true);
+  });
+  it('leaves Latin, Cyrillic, Hebrew, Greek and CJK text and unusable tags alone', () => {
+    for (const tag of [
+      'en',
+      'fr',
+      'mn',
+      'ru',
+      'he',
+      'el',
+      'ja',
+      'zh',
+      'az',
+      'not a tag',
+      '',
+      null,
+      undefined,
+    ])
+      expect(joinsLetters(tag), String(tag)).to.equal(false);
   });
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ApiRouter } from '../http/router.js';
 import type { RouteDeps } from '../deps.js';
-import { Course, CreateCourse, UpdateCourse } from '@lectern/contracts';
+import { Course, CourseWriteResult, CreateCourse, UpdateCourse } from '@lectern/contracts';
 import {
   createCourse,
   deleteCourse,
@@ -9,6 +9,7 @@ import {
   listCourses,
   updateCourse,
   courseDto,
+  courseWarnings,
 } from '@lectern/authoring';
 import { errorResponses } from './shared.js';
 
@@ -19,6 +20,11 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
   const tags = ['Courses'] as const;
   const em = () => deps.orm.em.fork();
   const one = z.object({ data: Course });
+  /** A written course, with `meta.warnings` when the saved course has something its author should know. */
+  const written = (course: Parameters<typeof courseDto>[0]) => {
+    const warnings = courseWarnings(course);
+    return { data: courseDto(course), ...(warnings.length ? { meta: { warnings } } : {}) };
+  };
 
   api.route(
     {
@@ -51,7 +57,10 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       body: CreateCourse,
       bodyLimit: COURSE_BODY_LIMIT,
       responses: {
-        201: { description: 'The created draft course', schema: one },
+        201: {
+          description: 'The created draft course; `meta.warnings` when it may not read as meant',
+          schema: CourseWriteResult,
+        },
         ...errorResponses,
         413: { description: 'payload_too_large: body over 8 MiB', schema: errorResponses[400].schema },
       },
@@ -60,7 +69,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       const course = await createCourse(em(), ctx.state.auth.workspace, ctx.state.body);
       ctx.status = 201;
       ctx.set('Location', `${api.prefix}/courses/${encodeURIComponent(course.id)}`);
-      ctx.body = { data: courseDto(course) };
+      ctx.body = written(course);
     },
   );
 
@@ -92,7 +101,10 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
       body: UpdateCourse,
       bodyLimit: COURSE_BODY_LIMIT,
       responses: {
-        200: { description: 'The updated course', schema: one },
+        200: {
+          description: 'The updated course; `meta.warnings` when it may not read as meant',
+          schema: CourseWriteResult,
+        },
         ...errorResponses,
         413: { description: 'payload_too_large: body over 8 MiB', schema: errorResponses[400].schema },
       },
@@ -108,7 +120,7 @@ export function courseRoutes(api: ApiRouter, deps: Pick<RouteDeps, 'orm' | 'cfg'
         },
       );
       if (event) deps.relay.kick();
-      ctx.body = { data: courseDto(course) };
+      ctx.body = written(course);
     },
   );
 

@@ -1668,6 +1668,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";
@@ -2108,6 +2118,30 @@ export interface components {
             updatedAt: string;
             workspaceId: string;
         };
+        CourseWarning: {
+            /**
+             * @description `rtl_without_locale`: the course is `rtl` but its `locale` is a left-to-right language (the default `en`), so the player speaks that language around right-to-left content; set `locale` (docs/authoring.md "Direction and locale").
+             * @enum {string}
+             */
+            code: "rtl_without_locale";
+            message: string;
+            /** @description The field to look at */
+            path: string[];
+        };
+        CourseWriteResult: {
+            data: components["schemas"]["Course"];
+            /** @description Present only when the saved course has something to warn about */
+            meta?: {
+                warnings: components["schemas"]["CourseWarning"][];
+            };
+        };
+        CourseWriteResult_output: {
+            data: components["schemas"]["Course"];
+            /** @description Present only when the saved course has something to warn about */
+            meta?: {
+                warnings: components["schemas"]["CourseWarning"][];
+            };
+        };
         CreateCollection: {
             description?: string | null;
             name: string;
@@ -2173,6 +2207,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";
@@ -3468,6 +3512,16 @@ export interface components {
                     caption?: string;
                     id: string;
                     poster?: string;
+                    tracks?: ({
+                        default?: boolean;
+                        /** @enum {string} */
+                        kind?: "captions" | "subtitles";
+                        label?: string;
+                        src?: string;
+                        srclang?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
                     transcript?: string;
                     /** @constant */
                     type: "video";
@@ -5824,15 +5878,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created draft course */
+            /** @description The created draft course; `meta.warnings` when it may not read as meant */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Course"];
-                    };
+                    "application/json": components["schemas"]["CourseWriteResult"];
                 };
             };
             /** @description invalid_request: the body or query fails validation (with issues) */
@@ -6103,15 +6155,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The updated course */
+            /** @description The updated course; `meta.warnings` when it may not read as meant */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Course"];
-                    };
+                    "application/json": components["schemas"]["CourseWriteResult_output"];
                 };
             };
             /** @description invalid_request: the body or query fails validation (with issues) */

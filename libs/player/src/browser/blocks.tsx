@@ -95,6 +95,7 @@ function Transcript({ text, label }: { text: string; label: string }) {
 function Video({ b, ctx }: Props) {
   const src = mediaSrc(b.url);
   const caption = str(b.caption);
+  const tracks = recs(b.tracks).filter((t) => mediaSrc(t.src) && str(t.srclang));
   return (
     <figure class="lp-figure">
       {src && (
@@ -104,7 +105,20 @@ function Video({ b, ctx }: Props) {
           src={src}
           poster={mediaSrc(b.poster) ?? undefined}
           aria-label={caption || undefined}
-        />
+          // A caption file from another origin loads only with CORS, asked for by the media element.
+          crossOrigin={tracks.length ? 'anonymous' : undefined}
+        >
+          {tracks.map((t, i) => (
+            <track
+              key={i}
+              src={mediaSrc(t.src) ?? undefined}
+              srclang={str(t.srclang)}
+              label={str(t.label) || str(t.srclang)}
+              kind={t.kind === 'subtitles' ? 'subtitles' : 'captions'}
+              default={t.default === true}
+            />
+          ))}
+        </video>
       )}
       {caption && <figcaption>{caption}</figcaption>}
       <Transcript text={str(b.transcript)} label={ctx.t.transcript} />
@@ -1067,6 +1081,18 @@ function Hotspot({ b, ctx }: Props) {
       setValue({ ...cursor });
     }
   };
+  // Between visible spots the arrows follow the reading direction, as the point's arrows above and a radio group
+  // do: ArrowRight and ArrowDown go to the next spot in LTR; in RTL ArrowRight goes back to the previous one and
+  // ArrowLeft on to the next (wrapping round).
+  const spotKeys = (e: KeyboardEvent) => {
+    const here = e.currentTarget as HTMLElement;
+    const rtl = getComputedStyle(here).direction === 'rtl';
+    const by = { ArrowDown: 1, ArrowUp: -1, ArrowRight: rtl ? -1 : 1, ArrowLeft: rtl ? 1 : -1 }[e.key];
+    const all = Array.from(here.parentElement?.querySelectorAll<HTMLElement>('.lp-spot') ?? []);
+    if (!by || all.length < 2) return;
+    e.preventDefault();
+    all[(all.indexOf(here) + by + all.length) % all.length].focus();
+  };
   const pct = (v: number) => `${Math.round(v * 100)}%`;
   return (
     <Question
@@ -1090,10 +1116,11 @@ function Hotspot({ b, ctx }: Props) {
                 type="button"
                 key={id}
                 class="lp-spot"
-                style={{ insetInlineStart: pct(num(s.x, 0)), top: pct(num(s.y, 0)) }}
+                style={{ left: pct(num(s.x, 0)), top: pct(num(s.y, 0)) }}
                 aria-pressed={value === id}
                 aria-label={str(s.label) || format(ctx.t.itemOf, { n: i + 1, total: spots.length })}
                 onClick={() => setValue(id)}
+                onKeyDown={spotKeys}
               />
             );
           })

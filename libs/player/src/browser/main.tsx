@@ -6,7 +6,7 @@
  */
 import { render } from 'preact';
 import { ANONYMOUS_ID, PlayerApiError, PlayerClient } from '../core/client.js';
-import { chromeLanguage, chromeStrings } from '../core/i18n.js';
+import { chromeLanguage, chromeStrings, joinsLetters } from '../core/i18n.js';
 import { resolveTheme, themeCss } from '../core/theme.js';
 import type { PlayerConfig, PlayerCourse } from '../core/types.js';
 import { App } from './app.js';
@@ -113,6 +113,8 @@ function start(
   root.dataset.density = theme.density;
   root.dataset.corners = theme.corners;
   root.dataset.navigation = course.navigation === 'hidden' ? 'hidden' : 'default';
+  // Text in a script whose letters join gets no first-letter styling (the editorial drop cap would break it).
+  root.dataset.letters = joinsLetters(course.locale ?? chromeTag) ? 'joined' : 'separate';
   if (course.title) document.title = course.title;
   render(<App session={session} theme={theme} t={t} />, root);
   const frame = root.querySelector<HTMLElement>('.lp-frame') ?? root;

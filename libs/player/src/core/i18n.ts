@@ -677,3 +677,43 @@ export function chromeStrings(tag: string | null | undefined): ChromeStrings {
 export function format(template: string, values: Record<string, string | number>): string {
   return template.replace(/\{(\w+)\}/g, (_, k: string) => (k in values ? String(values[k]) : ''));
 }
+
+/**
+ * Scripts whose letters join or combine with their neighbours (Arabic, Syriac, N'Ko, Mongolian, Adlam, Hanifi
+ * Rohingya, Mandaic and the Brahmic family): a first letter styled on its own (a drop cap) breaks the word's
+ * shaping, so it is never singled out.
+ */
+const JOINED_SCRIPTS = new Set([
+  'Arab',
+  'Syrc',
+  'Nkoo',
+  'Mong',
+  'Adlm',
+  'Rohg',
+  'Mand',
+  'Deva',
+  'Beng',
+  'Guru',
+  'Gujr',
+  'Orya',
+  'Taml',
+  'Telu',
+  'Knda',
+  'Mlym',
+  'Sinh',
+  'Tibt',
+  'Mymr',
+  'Khmr',
+  'Thai',
+  'Laoo',
+]);
+
+/** Whether text in `tag` is written in a script whose letters join (its script subtag, else its likely one). */
+export function joinsLetters(tag: string | null | undefined): boolean {
+  try {
+    const script = new Intl.Locale(tag ?? '').maximize().script;
+    return script !== undefined && JOINED_SCRIPTS.has(script);
+  } catch {
+    return false;
+  }
+}

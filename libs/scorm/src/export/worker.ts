@@ -235,7 +235,7 @@ export function scormExportHandler(deps: ScormExportDeps) {
         assetBase: '.',
         title: playerCourse.title,
         lang: playerCourse.locale,
-        dir: course.direction,
+        dir: playerCourse.direction,
       });
       const entry = JSON.stringify(courseEntry(course, translations, theme));
 

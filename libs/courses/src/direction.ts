@@ -25,8 +25,9 @@ type TextInfoLocale = Intl.Locale & {
 };
 
 /**
- * Reading direction of a BCP-47 locale (SPEC.md generation rule 1): Intl.Locale's text info where the runtime
- * has it, else the script subtag, else the language (ar, he, fa, ur, … → rtl). `az-Arab` is rtl, `ku-Latn` ltr.
+ * Reading direction of a BCP-47 locale (SPEC.md generation rule 1): the script subtag when there is one, else
+ * Intl.Locale's text info where the runtime has it, else the language (ar, he, fa, ur, … → rtl). `az-Arab` is
+ * rtl, `ku-Latn` ltr.
  */
 export function directionOf(locale: string): 'ltr' | 'rtl' {
   let loc: TextInfoLocale;
@@ -35,8 +36,9 @@ export function directionOf(locale: string): 'ltr' | 'rtl' {
   } catch {
     return 'ltr';
   }
+  // An explicit script decides first: Node 20's text info says ltr for `az-Arab` (it reads the language only).
+  if (loc.script) return RTL_SCRIPTS.has(loc.script) ? 'rtl' : 'ltr';
   const info = typeof loc.getTextInfo === 'function' ? loc.getTextInfo() : loc.textInfo;
   if (info?.direction === 'rtl' || info?.direction === 'ltr') return info.direction;
-  if (loc.script) return RTL_SCRIPTS.has(loc.script) ? 'rtl' : 'ltr';
   return RTL_LANGUAGES.has(loc.language) ? 'rtl' : 'ltr';
 }

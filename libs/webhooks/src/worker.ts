@@ -59,6 +59,12 @@ export const FANOUT_CONSUMER: ConsumerSpec = {
 export function claimLeaseSec(timeoutMs: number): number {
   return Math.ceil(timeoutMs / 1000) + 10;
 }
+/**
+ * Claims kicked by settled attempts run at most once per this many ms (a kick after a quiet spell claims at once):
+ * a claim per few attempts settled made ~27 rows per claim in a burst, each claim a planned statement of its own
+ * (test/bench/README.md "webhooks"). An endpoint's 128 leased rows cover far more than this at its 16 requests.
+ */
+const CLAIM_KICK_GAP_MS = 25;
 /** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
 const SLOW_AFTER_SEC = 2;
 
@@ -114,6 +120,7 @@ export async function startWebhookWorker(
     orm,
     log,
     pollMs: opts.pollMs ?? 250,
+    kickGapMs: CLAIM_KICK_GAP_MS,
     limits,
     room,
     hand: (rows, leasedAt) => {

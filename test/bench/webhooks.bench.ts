@@ -516,7 +516,13 @@ async function durableRun(
 
 /** The webhook worker in a child process (test/bench/webhook-worker-child.ts), as in production. */
 /** A webhook worker process (webhook-worker-child.ts). */
-const spawnWorker = (cfg: TestConfig) => spawnBenchChild('webhook-worker-child.ts', cfg);
+/** BENCH_WEBHOOK_WORKER_CPUPROF=<dir>: a CPU profile of the worker child, written to <dir> when it stops. */
+const spawnWorker = (cfg: TestConfig) =>
+  spawnBenchChild('webhook-worker-child.ts', cfg, {
+    nodeArgs: process.env.BENCH_WEBHOOK_WORKER_CPUPROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEBHOOK_WORKER_CPUPROF}`]
+      : [],
+  });
 
 export async function run(): Promise<Record<string, unknown>> {
   const overrides = { WEBHOOK_RETRY_DELAYS: PRODUCTION_DELAYS, DB_POOL_MAX: '20' };

@@ -4,6 +4,8 @@ import { api, expectIssue, expectNotFound, expectPlanRequired, expectStatus } fr
 import { pngOf, uploadChunked, uploadForm } from '../support/media.js';
 import { boundQuery, type PlanName } from '@lectern/db';
 import { MEDIA_MAX_BYTES } from '@lectern/media';
+import { sweepJobs } from '@lectern/jobs';
+import type { MediaDto } from '@lectern/contracts';
 
 describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () => {
   let app: TestApp;
@@ -271,6 +273,68 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expectNotFound(await req('GET', `/media/${ids[0]}`));
     expectNotFound(await req('DELETE', `/media/${ids[0]}`));
     expect((await objectsOf(ws.id)).some((k) => k.includes(ids[0]!))).to.equal(false);
+  });
+
+  describe('never stuck in processing: the sweeper failing a media.process job fails the media row too', () => {
+    // No media worker runs in this file: every job stays queued until the test moves it past its limits.
+    const jobOf = async (mediaId: string) =>
+      (
+        await boundQuery<{ id: string; status: string }>(
+          em(),
+          `select id, status from jobs where kind = 'media.process' and input ->> 'mediaId' = ?`,
+          [mediaId],
+        )
+      )[0]!;
+    const uploadOne = async () => {
+      const { ws, req } = await workspace();
+      const png = await pngOf(12, 12);
+      const res = await uploadForm(app.base, ws.key, { file: { bytes: png } });
+      expectStatus(res, 201);
+      expect(res.body.data.status).to.equal('processing');
+      return { req, png, media: res.body.data, job: await jobOf(res.body.data.id) };
+    };
+    const getMediaOf = async (req: ReturnType<typeof api>, id: string) =>
+      (await req<MediaDto>('GET', `/media/${id}`)).body.data;
+
+    it('past its deadline (its worker died or hung) → job failed as timeout, media failed with the reason, file still served', async () => {
+      const { req, png, media, job } = await uploadOne();
+      await boundQuery(em(), `update jobs set deadline_at = now() - interval '1 second' where id = ?`, [
+        job.id,
+      ]);
+      const out = await sweepJobs(app.rt, { republishAfterMs: 3_600_000 });
+      expect(out.failed).to.include(job.id);
+      expect((await jobOf(media.id)).status).to.equal('failed');
+      const m = await getMediaOf(req, media.id);
+      expect(m.status).to.equal('failed');
+      expect(m.error).to.match(/^Processing did not finish: The job did not finish within its deadline/);
+      const listed = (await req<MediaDto[]>('GET', '/media')).body.data;
+      expect(listed.find((x) => x.id === media.id)?.status).to.equal('failed');
+      const got = await fetch(m.previewUrl);
+      expect(got.status).to.equal(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(png)).to.equal(true);
+    });
+
+    it('out of deliveries (its last worker died) → media failed naming the attempts', async () => {
+      const { req, media, job } = await uploadOne();
+      await boundQuery(em(), `update jobs set attempts = max_attempts where id = ?`, [job.id]);
+      expect((await sweepJobs(app.rt, { republishAfterMs: 3_600_000 })).failed).to.include(job.id);
+      const m = await getMediaOf(req, media.id);
+      expect(m.status).to.equal('failed');
+      expect(m.error).to.match(/^Processing did not finish: The job failed after \d+ attempts/);
+    });
+
+    it('a media row the worker already settled keeps its result when its job is failed afterwards', async () => {
+      const { req, media, job } = await uploadOne();
+      await boundQuery(em(), `update media set status = 'ready', width = 12, height = 12 where id = ?`, [
+        media.id,
+      ]);
+      await boundQuery(em(), `update jobs set deadline_at = now() - interval '1 second' where id = ?`, [
+        job.id,
+      ]);
+      expect((await sweepJobs(app.rt, { republishAfterMs: 3_600_000 })).failed).to.include(job.id);
+      const m = await getMediaOf(req, media.id);
+      expect([m.status, m.error, m.width]).to.deep.equal(['ready', null, 12]);
+    });
   });
 });
 

@@ -1,9 +1,4 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
 import {
@@ -15,13 +10,11 @@ import {
 } from '../support/context.js';
 import { api, expectStatus } from '../support/authoring.js';
 import { waitFor } from '../support/http.js';
-import { pngOf, uploadForm } from '../support/media.js';
+import { avSample, pngOf, uploadForm } from '../support/media.js';
 import { runJobWorker } from '@lectern/jobs';
 import { mediaProcessJob, type MediaVariantRecord } from '@lectern/media';
 import { boundQuery } from '@lectern/db';
 import type { MediaDto } from '@lectern/contracts';
-
-const run = promisify(execFile);
 
 /** A PNG whose header claims `w`×`h` with one tiny IDAT: what a decompression bomb looks like before decoding. */
 function pngClaiming(w: number, h: number): Buffer {
@@ -49,18 +42,15 @@ function pngClaiming(w: number, h: number): Buffer {
 describe('media: the media.process job (sharp, ffprobe/ffmpeg; docs/media.md "Processing")', () => {
   let app: TestApp;
   let workers: TestWorkers;
-  let tmp: string;
   before(async () => {
     app = await startTestApp();
     workers = await startTestWorkers('media', (rt) =>
       runJobWorker(rt, mediaProcessJob({ storage: rt.storage })),
     );
-    tmp = await mkdtemp(path.join(os.tmpdir(), 'media-test-'));
   });
   after(async () => {
     await workers?.stop();
     await app?.close();
-    if (tmp) await rm(tmp, { recursive: true, force: true });
   });
   const em = () => app.rt.orm.em.fork();
 
@@ -130,21 +120,7 @@ describe('media: the media.process job (sharp, ffprobe/ffmpeg; docs/media.md "Pr
   }
 
   it('a short MP4 made with ffmpeg → duration, dimensions and a WebP poster frame', async () => {
-    const file = path.join(tmp, 'clip.mp4');
-    await run('ffmpeg', [
-      '-nostdin',
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=duration=2:size=320x240:rate=10',
-      '-pix_fmt',
-      'yuv420p',
-      '-y',
-      file,
-    ]);
-    const m = await uploadAndWait(await readFile(file), 'video');
+    const m = await uploadAndWait(await avSample('mp4'), 'video');
     expect(m.status, m.error ?? '').to.equal('ready');
     expect([m.width, m.height]).to.deep.equal([320, 240]);
     expect(m.durationSeconds).to.be.closeTo(2, 0.2);
@@ -153,19 +129,7 @@ describe('media: the media.process job (sharp, ffprobe/ffmpeg; docs/media.md "Pr
   });
 
   it('a short MP3 made with ffmpeg → duration, no dimensions; an audio file as kind image → 400', async () => {
-    const file = path.join(tmp, 'tone.mp3');
-    await run('ffmpeg', [
-      '-nostdin',
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:duration=2',
-      '-y',
-      file,
-    ]);
-    const bytes = await readFile(file);
+    const bytes = await avSample('mp3');
     const m = await uploadAndWait(bytes, 'audio');
     expect(m.status, m.error ?? '').to.equal('ready');
     expect(m.contentType).to.equal('audio/mpeg');

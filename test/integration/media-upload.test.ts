@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { api, expectIssue, expectNotFound, expectPlanRequired, expectStatus } from '../support/authoring.js';
-import { pngOf, uploadChunked, uploadForm } from '../support/media.js';
+import { avSample, pngOf, rssGrowthDuring, uploadChunked, uploadForm } from '../support/media.js';
 import { boundQuery, type PlanName } from '@lectern/db';
 import { MEDIA_MAX_BYTES } from '@lectern/media';
+import { sweepJobs } from '@lectern/jobs';
+import type { MediaDto } from '@lectern/contracts';
 
 describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () => {
   let app: TestApp;
@@ -132,6 +134,21 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(mismatch.body.message).to.include('video').and.include('PNG');
     const audio = await uploadForm(app.base, ws.key, { kind: 'audio', file: { bytes: png } });
     expectIssue(audio, ['file'], 'kind_mismatch');
+    // Every other pairing of a real file with a kind it is not (an MP4 as audio is accepted: audio-only MP4s exist).
+    const mp4 = await avSample('mp4');
+    const mp3 = await avSample('mp3');
+    const wav = await avSample('wav');
+    for (const [kind, bytes, label] of [
+      ['image', mp4, 'MP4'],
+      ['image', mp3, 'MP3'],
+      ['video', mp3, 'MP3'],
+      ['image', wav, 'WAV'],
+      ['video', wav, 'WAV'],
+    ] as const) {
+      const res = await uploadForm(app.base, ws.key, { kind, file: { bytes, type: `${kind}/x` } });
+      expectIssue(res, ['file'], 'kind_mismatch');
+      expect(res.body.message).to.include(`"${kind}"`).and.include(label);
+    }
     const refused: [string, Buffer][] = [
       [
         'svg',
@@ -171,7 +188,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(got.headers.get('content-type')).to.equal('image/gif');
   });
 
-  it('over 25 MB: 413 at once on Content-Length; mid-stream on a chunked body with memory flat; nothing kept', async () => {
+  it('over 25 MB by Content-Length → 413 at once; nothing kept', async () => {
     const { ws } = await workspace();
     const declared = await fetch(`${app.base}/media`, {
       method: 'POST',
@@ -185,23 +202,50 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(declared.status).to.equal(413);
     expect(((await declared.json()) as { error: string }).error).to.equal('payload_too_large');
 
-    global.gc?.();
-    const before = process.memoryUsage().rss;
-    let peak = before;
-    const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    expect(await rowsOf(ws.id)).to.equal('0');
+    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+  });
+
+  it('a 60 MB chunked body → 413 payload_too_large before the whole body is sent; RSS grows by less than 36 MB; nothing kept', async () => {
+    const { ws } = await workspace();
+    const total = 60 * 1024 * 1024;
     const head = await pngOf(16, 16);
-    const res = await uploadChunked(app.base, ws.key, 40 * 1024 * 1024, head).finally(() =>
-      clearInterval(timer),
-    );
+    // The body is generated as it is written (one 64 KiB chunk reused): the test never holds it either.
+    const { result: res, grewMb } = await rssGrowthDuring(() => uploadChunked(app.base, ws.key, total, head));
     expect(res.status).to.equal(413);
     expect(res.body.error).to.equal('payload_too_large');
-    // The 40 MB body was never held whole: the process (server and client both) grew by far less than the body
-    // (uncollected 64 KiB chunks account for the growth; it does not follow the body size).
-    const grewMb = (peak - before) / 1024 / 1024;
+    // The answer came once the count passed 25 MB, not after the body: the server stops reading there, so what the
+    // client had written by then is the limit plus what the two sockets buffer (a few MB on loopback), far from 60.
+    expect(res.sentAtAnswer, `${res.sentAtAnswer} bytes written when the 413 arrived`).to.be.above(
+      MEDIA_MAX_BYTES,
+    );
+    expect(res.sentAtAnswer, `${res.sentAtAnswer} bytes written when the 413 arrived`).to.be.below(
+      MEDIA_MAX_BYTES + 16 * 1024 * 1024,
+    );
     expect(grewMb, `RSS grew ${grewMb.toFixed(1)} MB`).to.be.below(36);
     expect(await rowsOf(ws.id)).to.equal('0');
     expect(await objectsOf(ws.id)).to.deep.equal([]);
     expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+  });
+
+  it('memory: 4 concurrent ~25 MB uploads (100 MB sent) grow the API process RSS by less than half the bytes sent', async () => {
+    const { ws, req } = await workspace();
+    const size = MEDIA_MAX_BYTES - 64 * 1024;
+    const head = await pngOf(16, 16);
+    const { result, grewMb } = await rssGrowthDuring(() =>
+      Promise.all(
+        Array.from({ length: 4 }, () => uploadChunked<{ data: MediaDto }>(app.base, ws.key, size, head)),
+      ),
+    );
+    for (const r of result) expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    expect(result.map((r) => r.body.data.bytes)).to.deep.equal([size, size, size, size]);
+    const sentMb = (4 * size) / 1024 / 1024;
+    expect(
+      grewMb,
+      `RSS grew ${grewMb.toFixed(1)} MB while ${sentMb.toFixed(0)} MB were received`,
+    ).to.be.below(sentMb / 2);
+    expect(Number((await used(ws.id)).used_bytes)).to.equal(4 * size);
+    for (const r of result) expectStatus(await req('DELETE', `/media/${r.body.data.id}`), 204);
   });
 
   it('quota: the upload crossing the line → 403 plan_required naming Build; existing files stay; /me shows use and limit', async () => {
@@ -271,6 +315,68 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expectNotFound(await req('GET', `/media/${ids[0]}`));
     expectNotFound(await req('DELETE', `/media/${ids[0]}`));
     expect((await objectsOf(ws.id)).some((k) => k.includes(ids[0]!))).to.equal(false);
+  });
+
+  describe('never stuck in processing: the sweeper failing a media.process job fails the media row too', () => {
+    // No media worker runs in this file: every job stays queued until the test moves it past its limits.
+    const jobOf = async (mediaId: string) =>
+      (
+        await boundQuery<{ id: string; status: string }>(
+          em(),
+          `select id, status from jobs where kind = 'media.process' and input ->> 'mediaId' = ?`,
+          [mediaId],
+        )
+      )[0]!;
+    const uploadOne = async () => {
+      const { ws, req } = await workspace();
+      const png = await pngOf(12, 12);
+      const res = await uploadForm(app.base, ws.key, { file: { bytes: png } });
+      expectStatus(res, 201);
+      expect(res.body.data.status).to.equal('processing');
+      return { req, png, media: res.body.data, job: await jobOf(res.body.data.id) };
+    };
+    const getMediaOf = async (req: ReturnType<typeof api>, id: string) =>
+      (await req<MediaDto>('GET', `/media/${id}`)).body.data;
+
+    it('past its deadline (its worker died or hung) → job failed as timeout, media failed with the reason, file still served', async () => {
+      const { req, png, media, job } = await uploadOne();
+      await boundQuery(em(), `update jobs set deadline_at = now() - interval '1 second' where id = ?`, [
+        job.id,
+      ]);
+      const out = await sweepJobs(app.rt, { republishAfterMs: 3_600_000 });
+      expect(out.failed).to.include(job.id);
+      expect((await jobOf(media.id)).status).to.equal('failed');
+      const m = await getMediaOf(req, media.id);
+      expect(m.status).to.equal('failed');
+      expect(m.error).to.match(/^Processing did not finish: The job did not finish within its deadline/);
+      const listed = (await req<MediaDto[]>('GET', '/media')).body.data;
+      expect(listed.find((x) => x.id === media.id)?.status).to.equal('failed');
+      const got = await fetch(m.previewUrl);
+      expect(got.status).to.equal(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(png)).to.equal(true);
+    });
+
+    it('out of deliveries (its last worker died) → media failed naming the attempts', async () => {
+      const { req, media, job } = await uploadOne();
+      await boundQuery(em(), `update jobs set attempts = max_attempts where id = ?`, [job.id]);
+      expect((await sweepJobs(app.rt, { republishAfterMs: 3_600_000 })).failed).to.include(job.id);
+      const m = await getMediaOf(req, media.id);
+      expect(m.status).to.equal('failed');
+      expect(m.error).to.match(/^Processing did not finish: The job failed after \d+ attempts/);
+    });
+
+    it('a media row the worker already settled keeps its result when its job is failed afterwards', async () => {
+      const { req, media, job } = await uploadOne();
+      await boundQuery(em(), `update media set status = 'ready', width = 12, height = 12 where id = ?`, [
+        media.id,
+      ]);
+      await boundQuery(em(), `update jobs set deadline_at = now() - interval '1 second' where id = ?`, [
+        job.id,
+      ]);
+      expect((await sweepJobs(app.rt, { republishAfterMs: 3_600_000 })).failed).to.include(job.id);
+      const m = await getMediaOf(req, media.id);
+      expect([m.status, m.error, m.width]).to.deep.equal(['ready', null, 12]);
+    });
   });
 });
 

@@ -30,8 +30,8 @@ const bad = (message: string, pathName: string = 'file') =>
 /**
  * Reads a `multipart/form-data` upload with busboy as it arrives: the `file` part goes to a temp file (counted,
  * never held in memory; its first bytes kept for sniffing), `kind` is read as a short field, every other part is
- * skipped. Past `limit` bytes of file the read stops at once (the rest of the request is drained unread, so the
- * client still gets the answer) and the temp folder is removed.
+ * skipped. Past `limit` bytes of file the read stops at once (the request is left paused; the caller drains it
+ * once its answer is out, `drainAfterAnswer`) and the temp folder is removed.
  *
  * Why a temp file and not a PUT straight from the request: an S3 PUT needs its length up front, and the loopback
  * store has no multipart upload; spooling keeps memory to a few 64 KiB chunks whatever the file size, then
@@ -65,7 +65,10 @@ export async function receiveUpload(
         if (failed) return;
         failed = true;
         req.unpipe(bb);
-        req.resume();
+        // Not drained here: reading the rest at full speed while the refusal is prepared would take in most of a
+        // large body before the 413 leaves. Paused, TCP holds the client back; `drainAfterAnswer` reads and
+        // drops the rest once the answer is out, so the client still gets it and the connection ends cleanly.
+        req.pause();
         reject(err);
       };
       bb.on('field', (name, value) => {
@@ -119,4 +122,18 @@ export async function receiveUpload(
     throw err;
   }
   return { dir, kind, file, discard };
+}
+
+/**
+ * Reads and drops whatever of the request is left once the response has gone (or the connection closed): after a
+ * refusal mid-body `receiveUpload` leaves the request paused, so the answer goes out while the client is held back
+ * by TCP instead of after the rest of its body. Harmless when the body was read whole.
+ */
+export function drainAfterAnswer(
+  req: Readable,
+  res: { once(event: 'close', cb: () => void): unknown },
+): void {
+  res.once('close', () => {
+    if (!req.readableEnded && !req.destroyed) req.resume();
+  });
 }

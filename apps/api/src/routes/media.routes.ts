@@ -9,6 +9,7 @@ import {
   listMedia,
   mediaDto,
   parseStorageLimits,
+  drainAfterAnswer,
   fingerprintUpload,
   uploadMedia,
 } from '@lectern/media';
@@ -73,6 +74,7 @@ export function mediaRoutes(
     },
     async (ctx) => {
       const ws = ctx.state.auth.workspace;
+      drainAfterAnswer(ctx.req, ctx.res);
       // Idempotency-Key (docs/generation.md "Idempotency"): the fingerprint is the kind and the file's bytes.
       const scope = idempotencyScopeOf(ctx, 'uploadMedia');
       const claim = scope ? await claimIdempotencyKey(deps.orm.em.fork(), scope) : null;

@@ -11,6 +11,7 @@ import { Migration20261126000800_async_jobs } from './Migration20261126000800_as
 import { Migration20261126000900_asserted_learners } from './Migration20261126000900_asserted_learners.js';
 import { Migration20261127002000_idempotency_keys } from './Migration20261127002000_idempotency_keys.js';
 import { Migration20261127006000_course_completion } from './Migration20261127006000_course_completion.js';
+import { Migration20261128120000_media_job_failed } from './Migration20261128120000_media_job_failed.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -46,4 +47,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261127006000_course_completion',
     class: Migration20261127006000_course_completion,
   },
+  { name: 'Migration20261128120000_media_job_failed', class: Migration20261128120000_media_job_failed },
 ];

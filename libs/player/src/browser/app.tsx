@@ -116,6 +116,8 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     result: state.result,
     awaitingResult: state.awaitingResult,
     headingLevel: (id) => headings.get(id),
+    outcome: (id) => state.outcomes[id],
+    pollResults: (id) => state.polls[id],
     certificate: () => <CertificateDownload session={session} result={state.result} lang={course.locale} />,
   };
 

@@ -6,7 +6,7 @@
 import { Component, type ComponentChildren, type FunctionComponent } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
-import type { Feedback, PlayerBlock, RunResult } from '../core/types.js';
+import type { Feedback, PlayerBlock, PollResults, RunResult } from '../core/types.js';
 import { embedSandbox } from '../core/embed.js';
 import { Markdown, Paragraphs, itemId, mediaSrc, num, recs, str, strings, type Rec } from './util.js';
 
@@ -32,6 +32,10 @@ export interface BlockCtx {
   awaitingResult: boolean;
   /** The element level (2–4) of a heading block on this screen (`headingLevels`); absent: as authored. */
   headingLevel?: (blockId: string) => number | undefined;
+  /** An ungraded scenario's outcome for the chosen choice, from the server. */
+  outcome?: (blockId: string) => string | undefined;
+  /** A poll's votes once this learner voted, when the author shows them. */
+  pollResults?: (blockId: string) => PollResults | undefined;
   /** The certificate download (browser/certificate.tsx), which the results block shows; absent in tests of blocks. */
   certificate?: () => ComponentChildren;
 }
@@ -658,14 +662,46 @@ function Verdict({
       </>
     );
   } else if (done) {
+    const outcome = ctx.outcome?.(b.id);
+    const tally = graded ? undefined : ctx.pollResults?.(b.id);
     content = (
-      <p>{graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}</p>
+      <>
+        <p>
+          {graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}
+        </p>
+        {outcome && <p class="lp-outcome">{outcome}</p>}
+        {tally && <PollTally b={b} tally={tally} t={t} />}
+      </>
     );
   }
   return (
     // Focusable from script only: a handed-in answer moves the focus here (Question), never to the page.
     <div class="lp-verdict lp-reply" role="status" aria-live="polite" tabIndex={-1} ref={box}>
       {content}
+    </div>
+  );
+}
+
+/** A poll's results after the vote: each option's share of the votes, as text and as a bar. */
+function PollTally({ b, tally, t }: { b: PlayerBlock; tally: PollResults; t: ChromeStrings }) {
+  const texts = new Map(optionsOf(b.options).map((o) => [o.id, o.text]));
+  const share = (votes: number) => (tally.total > 0 ? Math.round((votes / tally.total) * 100) : 0);
+  return (
+    <div class="lp-poll-results">
+      <p class="lp-muted">{format(t.pollResults, { total: tally.total })}</p>
+      <ul>
+        {tally.options.map((o) => (
+          <li key={o.id}>
+            <span class="lp-poll-option">
+              <span>{texts.get(o.id) ?? o.id}</span>
+              <strong>{share(o.votes)}%</strong>
+            </span>
+            <span class="lp-poll-bar" aria-hidden="true">
+              <span style={{ inlineSize: `${share(o.votes)}%` }} />
+            </span>
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

@@ -67,6 +67,7 @@ export const CHROME_KEYS = [
   'rightAnswer',
   'noAnswer',
   'vote',
+  'pollResults',
 ] as const;
 export type ChromeKey = (typeof CHROME_KEYS)[number];
 export type ChromeStrings = Record<ChromeKey, string>;
@@ -135,6 +136,7 @@ const en: ChromeStrings = {
   rightAnswer: 'Correct answer: {name}',
   noAnswer: 'No answer',
   vote: 'Vote',
+  pollResults: 'Results so far ({total} votes)',
 };
 
 const es: ChromeStrings = {
@@ -201,6 +203,7 @@ const es: ChromeStrings = {
   rightAnswer: 'Respuesta correcta: {name}',
   noAnswer: 'Sin respuesta',
   vote: 'Votar',
+  pollResults: 'Resultados hasta ahora ({total} votos)',
 };
 
 const fr: ChromeStrings = {
@@ -268,6 +271,7 @@ const fr: ChromeStrings = {
   rightAnswer: 'Bonne réponse : {name}',
   noAnswer: 'Pas de réponse',
   vote: 'Voter',
+  pollResults: 'Résultats à ce jour ({total} votes)',
 };
 
 const de: ChromeStrings = {
@@ -335,6 +339,7 @@ const de: ChromeStrings = {
   rightAnswer: 'Richtige Antwort: {name}',
   noAnswer: 'Keine Antwort',
   vote: 'Abstimmen',
+  pollResults: 'Bisherige Ergebnisse ({total} Stimmen)',
 };
 
 const pt: ChromeStrings = {
@@ -401,6 +406,7 @@ const pt: ChromeStrings = {
   rightAnswer: 'Resposta correta: {name}',
   noAnswer: 'Sem resposta',
   vote: 'Votar',
+  pollResults: 'Resultados até agora ({total} votos)',
 };
 
 const ar: ChromeStrings = {
@@ -467,6 +473,7 @@ const ar: ChromeStrings = {
   rightAnswer: 'الإجابة الصحيحة: {name}',
   noAnswer: 'لا توجد إجابة',
   vote: 'صوّت',
+  pollResults: 'النتائج حتى الآن ({total} صوتًا)',
 };
 
 const he: ChromeStrings = {
@@ -533,6 +540,7 @@ const he: ChromeStrings = {
   rightAnswer: 'התשובה הנכונה: {name}',
   noAnswer: 'אין תשובה',
   vote: 'הצבעה',
+  pollResults: 'התוצאות עד כה ({total} קולות)',
 };
 
 const ja: ChromeStrings = {
@@ -599,6 +607,7 @@ const ja: ChromeStrings = {
   rightAnswer: '正解：{name}',
   noAnswer: '未回答',
   vote: '投票する',
+  pollResults: 'これまでの結果（{total} 票）',
 };
 
 const zh: ChromeStrings = {
@@ -665,6 +674,7 @@ const zh: ChromeStrings = {
   rightAnswer: '正确答案：{name}',
   noAnswer: '未作答',
   vote: '投票',
+  pollResults: '目前结果（{total} 票）',
 };
 
 export const CHROME_STRINGS: Record<string, ChromeStrings> = { en, es, fr, de, pt, ar, he, ja, zh };

@@ -666,10 +666,14 @@ function Verdict({
     const tally = graded ? undefined : ctx.pollResults?.(b.id);
     content = (
       <>
-        <p>
-          {graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}
-        </p>
-        {outcome && <p class="lp-outcome">{outcome}</p>}
+        {/* An outcome comes only for an ungraded scenario: it is the whole reply (no result waits at the end). */}
+        {outcome ? (
+          <p class="lp-outcome">{outcome}</p>
+        ) : (
+          <p>
+            {graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}
+          </p>
+        )}
         {tally && <PollTally b={b} tally={tally} t={t} />}
       </>
     );

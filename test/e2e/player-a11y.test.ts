@@ -1,23 +1,38 @@
 /**
  * Accessibility of block controls in Chromium (preview mode, one browser for the file): a stack's and a
  * slideshow's buttons name what they move ("Next card", "Previous slide"), never a bare "Next" beside the
- * screen's Continue, in English and in a translated interface; and a press that reaches an end never leaves the
- * focus on the page body.
+ * screen's Continue, in English and in a translated interface; a press that reaches an end, a handed-in answer
+ * and a timed question's Start never leave the focus on the page body; fill-in-blank boxes are named by their
+ * sentence; heading levels never skip; accordion, transcript and flashcard show and say that they open or flip;
+ * choices are touch-sized, in every concept × mode.
  */
 import { expect } from 'chai';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { Block, Screen } from '@lectern/courses';
-import { CHROME_STRINGS, CONCEPTS, contrastRatio, type PlayerCourse } from '@lectern/player';
+import { stripAnswerKeys, type Block, type Screen } from '@lectern/courses';
+import { CHROME_STRINGS, CONCEPTS, contrastRatio, format, type PlayerCourse } from '@lectern/player';
+import { VALID_BLOCKS, clone } from '../unit/courses/fixtures.js';
 import {
+  OUTPUT_DIR,
   buildPlayerOnce,
   inPage,
   installPageHelpers,
   launchChromium,
+  seriousAxeViolations,
   startPlayerServer,
+  tabTo,
   waitReady,
   watchErrors,
   type PlayerServer,
 } from '../support/player-browser.js';
+
+interface Focused {
+  tag: string;
+  label: string | null;
+  cls: string;
+  text: string;
+}
 
 function course(screens: Screen[], extra: Partial<PlayerCourse> = {}): PlayerCourse {
   return {
@@ -94,6 +109,56 @@ describe('player accessibility: block controls (Chromium)', function () {
                 ] as Block[],
               },
             ],
+            { theme: { tokens: { concept, mode } } },
+          ),
+        });
+  });
+  before(() => {
+    const v = clone(VALID_BLOCKS);
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    server.add('focus', {
+      course: course(
+        stripAnswerKeys([
+          { id: 's1', title: 'Focus', blocks: [v.quiz_single_choice, v.ranking, v.timed_question] },
+        ]),
+      ),
+    });
+    const fill = stripAnswerKeys([{ id: 's1', title: 'Blanks', blocks: [v.fill_in_blank] }]);
+    server.add('fill', { course: course(fill) });
+    server.add('fill-fr', { course: course(fill, { locale: 'fr' }) });
+    server.add('headings', {
+      course: course([
+        {
+          id: 's1',
+          title: 'Outline',
+          blocks: [
+            { id: 'h-plain', type: 'heading', text: 'No level given' },
+            { id: 'md', type: 'markdown', markdown: '## A part\n\nText.\n\n#### Too deep\n\n### Back up' },
+            { id: 'h-3', type: 'heading', text: 'Authored level 3', level: 3 },
+            { id: 'h-1', type: 'heading', text: 'Authored level 1', level: 1 },
+            v.stack,
+          ] as Block[],
+        },
+      ]),
+    });
+    for (const mode of ['light', 'dark'] as const)
+      for (const concept of CONCEPTS)
+        server.add(`touch-${concept}-${mode}`, {
+          course: course(
+            stripAnswerKeys([
+              {
+                id: 's1',
+                title: 'Open, flip, tick',
+                blocks: [
+                  v.accordion,
+                  { ...v.audio, url: `${server.url}/media/clip.wav` },
+                  v.flashcard,
+                  v.quiz_single_choice,
+                  v.quiz_multiple_choice,
+                  v.checklist,
+                ],
+              },
+            ]),
             { theme: { tokens: { concept, mode } } },
           ),
         });
@@ -191,5 +256,189 @@ describe('player accessibility: block controls (Chromium)', function () {
       }),
     );
     for (const [v, ratio] of ratios) expect(ratio, `${v}: ${ratio.toFixed(2)}:1`).to.be.at.least(4.5);
+  });
+  it('moves the focus to the verdict after an answer is handed in, by keyboard alone', async () => {
+    const { page, errors } = await open('focus');
+    try {
+      await tabTo(page, '[data-block-id="single-1"] input');
+      await page.keyboard.press('Space');
+      await tabTo(page, '[data-block-id="single-1"] button[type="submit"]');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-block-id="single-1"] .lp-verdict').getByText(/./).waitFor();
+      const at = await inPage<Focused>(page, 'focused');
+      expect(at.tag).to.not.equal('BODY');
+      expect(at.cls).to.include('lp-verdict');
+      expect(at.text).to.equal(CHROME_STRINGS.en.resultsAtEnd);
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("moves the focus to the first option after a timed question's Start", async () => {
+    const { page, errors } = await open('focus');
+    try {
+      await tabTo(page, '[data-block-id="timed-1"] button');
+      await page.keyboard.press('Enter');
+      await page.locator('[data-block-id="timed-1"] [role="timer"]').waitFor();
+      const at = await inPage<Focused>(page, 'focused');
+      expect(at.tag).to.equal('INPUT');
+      expect(
+        await page
+          .locator('[data-block-id="timed-1"] input')
+          .first()
+          .evaluate((el) => el === el.ownerDocument.activeElement),
+      ).to.equal(true);
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('keeps the focus on a moved ranking item, and on its other button once it reaches an end', async () => {
+    const { page, errors } = await open('focus');
+    try {
+      const items = page.locator('[data-block-id="rank-1"] .lp-ranking-text');
+      const count = await items.count();
+      const text = await items.nth(count - 1).innerText();
+      const en = CHROME_STRINGS.en;
+      await tabTo(page, '[data-block-id="rank-1"] li:last-child .lp-ranking-moves button');
+      for (let step = 1; step < count; step++) {
+        await page.keyboard.press('Enter');
+        await page
+          .locator('[data-block-id="rank-1"] li')
+          .nth(count - 1 - step)
+          .getByText(text)
+          .waitFor();
+        const at = await inPage<Focused>(page, 'focused');
+        // Up while it can go up; at the top "Move up" is disabled, so the focus is on its "Move down".
+        expect(at.label, `step ${step}`).to.equal(`${step === count - 1 ? en.moveDown : en.moveUp}: ${text}`);
+      }
+      for (let step = 1; step < count; step++) await page.keyboard.press('Enter');
+      await page.locator('[data-block-id="rank-1"] li').last().getByText(text).waitFor();
+      expect((await inPage<Focused>(page, 'focused')).label).to.equal(`${en.moveUp}: ${text}`);
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('names each fill-in-blank box by its sentence, in English and French', async () => {
+    const sentence = 'Fire needs ___, fuel and ___.';
+    for (const [name, lang] of [
+      ['fill', 'en'],
+      ['fill-fr', 'fr'],
+    ] as const) {
+      const { page, errors } = await open(name);
+      try {
+        const t = CHROME_STRINGS[lang];
+        for (const n of [1, 2]) {
+          const box = page.getByRole('textbox', {
+            name: format(t.blankOf, { n, name: sentence }),
+            exact: true,
+          });
+          expect(await box.count(), `${lang} blank ${n}`).to.equal(1);
+        }
+        const snapshot = await page.locator('[data-block-id="fill-1"]').ariaSnapshot();
+        expect(snapshot).to.include(`textbox "${format(t.blankOf, { n: 2, name: sentence })}"`);
+        expect(errors).to.deep.equal([]);
+      } finally {
+        await page.close();
+      }
+    }
+  });
+
+  it('never skips a heading level: heading blocks, Markdown headings and card titles under the screen title', async () => {
+    const { page, errors } = await open('headings');
+    try {
+      const levels = await inPage<number[]>(page, 'headingLevels', '.lp-main');
+      expect(levels[0]).to.equal(1);
+      expect(levels.length).to.be.at.least(7);
+      for (let i = 1; i < levels.length; i++)
+        expect(levels[i] - levels[i - 1], `levels ${levels.join(' ')}`).to.be.at.most(1);
+      // A heading block without a level, and the source's top Markdown heading, sit one below the title.
+      expect(await page.locator('[data-block-id="h-plain"] h2').count()).to.equal(1);
+      expect(await page.locator('[data-block-id="md"] h2').first().innerText()).to.equal('A part');
+      expect(errors).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  describe('open, flip and tick in every concept × mode (mobile viewport)', () => {
+    let mobile: BrowserContext;
+    before(async () => {
+      mobile = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true });
+      await installPageHelpers(mobile);
+    });
+    after(async () => {
+      await mobile?.close();
+    });
+    for (const mode of ['light', 'dark'] as const)
+      for (const concept of CONCEPTS)
+        it(`${concept} ${mode}: markers and states of accordion, transcript and flashcard; 24 px choice targets`, async () => {
+          const page = await mobile.newPage();
+          const errors = watchErrors(page);
+          try {
+            await page.goto(`${server.url}/page/touch-${concept}-${mode}`);
+            await waitReady(page);
+            const summaries = page.locator('summary');
+            expect(await summaries.count()).to.equal(3);
+            for (const box of await inPage<{ width: number; height: number }[]>(
+              page,
+              'boxes',
+              'summary .lp-disclosure',
+            )) {
+              expect(box.width).to.be.greaterThan(0);
+              expect(box.height).to.be.greaterThan(0);
+            }
+            for (let i = 0; i < 3; i++)
+              expect(await summaries.nth(i).getAttribute('aria-expanded')).to.equal('false');
+            // By keyboard: open the first accordion item and the transcript, flip the card.
+            await tabTo(page, '[data-block-id="accordion-1"] summary');
+            await page.keyboard.press('Enter');
+            await tabTo(page, '[data-block-id="audio-1"] summary');
+            await page.keyboard.press('Space');
+            await tabTo(page, '.lp-flashcard-card');
+            const card = page.locator('.lp-flashcard-card');
+            expect(await card.getAttribute('aria-pressed')).to.equal('false');
+            await page.keyboard.press('Enter');
+            expect(await card.getAttribute('aria-pressed')).to.equal('true');
+            expect(await summaries.nth(0).getAttribute('aria-expanded')).to.equal('true');
+            expect(await summaries.nth(1).getAttribute('aria-expanded')).to.equal('false');
+            expect(await summaries.nth(2).getAttribute('aria-expanded')).to.equal('true');
+            expect(await page.locator('[data-block-id="audio-1"] details p').isVisible()).to.equal(true);
+            const flip = await inPage<{ width: number; height: number }[]>(
+              page,
+              'boxes',
+              '.lp-flashcard-flip',
+            );
+            expect(flip).to.have.length(1);
+            expect(flip[0].width * flip[0].height).to.be.greaterThan(0);
+            expect(await card.innerText()).to.include('Pull, Aim, Squeeze, Sweep');
+            // WCAG 2.5.8: every radio's and checkbox's clickable label is at least 24 × 24 CSS px.
+            const targets = await inPage<{ width: number; height: number }[]>(
+              page,
+              'boxes',
+              'label.lp-choice',
+            );
+            expect(targets).to.have.length(
+              await page.locator('input[type="radio"], input[type="checkbox"]').count(),
+            );
+            expect(targets).to.have.length.at.least(7);
+            for (const t of targets) {
+              expect(t.width).to.be.at.least(24);
+              expect(t.height).to.be.at.least(24);
+            }
+            await page.screenshot({
+              path: path.join(OUTPUT_DIR, `a11y-open-${concept}-${mode}.png`),
+              fullPage: true,
+            });
+            expect(await seriousAxeViolations(page)).to.deep.equal([]);
+            expect(errors).to.deep.equal([]);
+          } finally {
+            await page.close();
+          }
+        });
   });
 });

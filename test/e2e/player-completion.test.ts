@@ -6,17 +6,21 @@
  * complete screens.
  */
 import { expect } from 'chai';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROME_STRINGS, type PlayerAssets } from '@lectern/player';
+import { CHROME_STRINGS, format, type PlayerAssets } from '@lectern/player';
 import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
 import { waitFor } from '../support/http.js';
 import { api } from '../support/authoring.js';
 import { createEmbedKey, publishedCourse, quizScreens, signIdentity } from '../support/player.js';
 import {
   CHROMIUM,
+  OUTPUT_DIR,
   buildPlayerOnce,
   installPageHelpers,
   seriousAxeViolations,
+  tabTo,
   waitReady,
   watchErrors,
 } from '../support/player-browser.js';
@@ -370,6 +374,101 @@ describe('player: completion rules and answers never lost (Chromium)', function 
       await page.locator('form:has(input[name="tq:o"]) .lp-good').waitFor();
     } finally {
       await context.close();
+    }
+  });
+  it('a poll that shows results shows the shares after the vote; an ungraded scenario shows its outcome (keyboard)', async () => {
+    mkdirSync(OUTPUT_DIR, { recursive: true });
+    const screens = [
+      {
+        id: 's1',
+        title: 'Your view',
+        blocks: [
+          {
+            id: 'poll',
+            type: 'poll',
+            question: 'Have you used an extinguisher?',
+            showResults: true,
+            options: [
+              { id: 'y', text: 'Yes' },
+              { id: 'n', text: 'No' },
+            ],
+          },
+          {
+            id: 'branch',
+            type: 'scenario',
+            situation: 'A colleague asks where the assembly point is.',
+            choices: [
+              { id: 'show', text: 'Walk them there', outcome: 'They will remember the way.' },
+              { id: 'tell', text: 'Tell them', outcome: 'They nod and forget.' },
+            ],
+          },
+        ],
+      },
+      { id: 's2', title: 'End', blocks: [{ id: 't', type: 'text', text: 'Thanks.' }] },
+    ];
+    const variants = [
+      ['stage', 'light'],
+      ['stage', 'dark'],
+      ['console', 'dark'],
+      ['editorial', 'light'],
+    ] as const;
+    for (const [concept, mode] of variants) {
+      const theme = await req()<{ id: string }>('POST', '/themes', {
+        name: `${concept} ${mode}`,
+        tokens: { concept, mode },
+      });
+      expect(theme.status, theme.text).to.equal(201);
+      const courseId = await publishedCourse(app.base, ws.key, {
+        title: 'Polls',
+        screens,
+        themeId: theme.body.data.id,
+      });
+      const context = await learnerContext();
+      try {
+        // Two learners vote: one "Yes" (mouse), then this one "No" by keyboard alone.
+        for (const [sub, vote] of [
+          [`poll-a-${concept}-${mode}`, 'y'],
+          [`poll-b-${concept}-${mode}`, 'n'],
+        ] as const) {
+          const page = await context.newPage();
+          const errors = watchErrors(page);
+          await page.goto(await embedUrl(courseId, sub));
+          await waitReady(page);
+          // Tab enters the radio group on its first option; the arrow keys choose within it.
+          await tabTo(page, 'input[name="poll:p"]');
+          await page.keyboard.press(vote === 'y' ? 'Space' : 'ArrowDown');
+          await tabTo(page, '[data-block-id="poll"] button[type="submit"]');
+          await page.keyboard.press('Enter');
+          const results = page.locator('[data-block-id="poll"] .lp-poll-results');
+          await results.waitFor();
+          expect(await page.evaluate('document.activeElement.className')).to.include('lp-verdict');
+          if (vote === 'n') {
+            expect(await results.innerText()).to.include(format(en.pollResults, { total: 2 }));
+            const shares = await results.locator('li strong').allInnerTexts();
+            expect(shares).to.deep.equal(['50%', '50%']);
+            // The ungraded scenario: its outcome, right after the answer.
+            await tabTo(page, 'input[name="branch:c"]');
+            await page.keyboard.press('Space');
+            await tabTo(page, '[data-block-id="branch"] button[type="submit"]');
+            await page.keyboard.press('Enter');
+            await page
+              .locator('[data-block-id="branch"] .lp-outcome')
+              .getByText('They will remember the way.')
+              .waitFor();
+            const reply = await page.locator('[data-block-id="branch"] .lp-verdict').innerText();
+            expect(reply).to.not.include(en.resultsAtEnd);
+            await page.screenshot({
+              path: path.join(OUTPUT_DIR, `poll-results-${concept}-${mode}.png`),
+              fullPage: true,
+            });
+            expect(await seriousAxeViolations(page), `${concept} ${mode}`).to.deep.equal([]);
+          }
+          expect(errors).to.deep.equal([]);
+          await page.close();
+        }
+      } finally {
+        await context.close();
+      }
     }
   });
 });

@@ -617,6 +617,15 @@ describe('player in Chromium (preview mode)', function () {
           expect(await inPage(page, 'style', '#lectern-player', 'colorScheme')).to.equal(mode);
           await page.screenshot({ path: path.join(OUTPUT_DIR, `${concept}-${mode}.png`), fullPage: true });
           expect(await seriousAxeViolations(page)).to.deep.equal([]);
+          // The opened states too: accordion and transcript open, flashcard flipped, a verdict shown.
+          for (const summary of await page.locator('summary').all()) await summary.click();
+          await page.locator('.lp-flashcard-card').click();
+          await page.locator('[data-block-id="single-1"] input').first().check();
+          await page.locator('[data-block-id="single-1"] button[type="submit"]').click();
+          await page.locator('[data-block-id="single-1"] .lp-verdict').getByText(en.resultsAtEnd).waitFor();
+          expect(await page.locator('summary[aria-expanded="true"]').count()).to.be.greaterThan(1);
+          expect(await page.locator('.lp-flashcard-card').getAttribute('aria-pressed')).to.equal('true');
+          expect(await seriousAxeViolations(page), 'opened states').to.deep.equal([]);
           expect(errors).to.deep.equal([]);
         });
       }

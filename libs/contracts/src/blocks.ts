@@ -217,7 +217,7 @@ const fieldSchemas = {
     kind: z.enum(['link', 'document', 'download', 'video', 'audio']).optional(),
   }),
   instructor_note: z.looseObject({ text: str() }),
-  poll: z.looseObject({ question: str(), options: list(item({ text: str() })) }),
+  poll: z.looseObject({ question: str(), options: list(item({ text: str() })), showResults: bool() }),
   reflection: z.looseObject({ prompt: str(), placeholder: str() }),
   ranking: z.looseObject({
     question: str(),

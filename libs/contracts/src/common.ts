@@ -30,10 +30,14 @@ export const ErrorBody = z
       .string()
       .optional()
       .meta({ description: 'On 504 from a synchronous command: the job that is still running' }),
-    reason: z.enum(['not_finished', 'not_passed', 'anonymous', 'no_name']).optional().meta({
-      description:
-        'On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md)',
-    }),
+    reason: z
+      .enum(['not_finished', 'not_passed', 'anonymous', 'no_name', 'results_hidden', 'not_voted'])
+      .optional()
+      .meta({
+        description:
+          'On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md); ' +
+          "from a poll's results: the poll does not show them, or this run has not voted (docs/player-api.md)",
+      }),
     issuedCertificates: z.number().int().optional().meta({
       description: 'On 409 conflict from DELETE /courses/:id: how many certificates the course has issued',
     }),

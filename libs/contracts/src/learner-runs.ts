@@ -334,11 +334,17 @@ export const RunResult = z.object({
   }),
 });
 
+export const ScenarioOutcome = z.object({ blockId: z.string(), outcome: z.string() });
+
 export const EventBatchResult = z
   .object({
     completion: RunState,
     feedback: z.array(AnswerFeedback).optional().meta({
       description: 'Only when the course has quizFeedback `immediate`: the graded answers of this batch',
+    }),
+    outcomes: z.array(ScenarioOutcome).optional().meta({
+      description:
+        'The ungraded scenarios (no choice marked correct) answered in this batch, in any quizFeedback: the outcome text of the chosen choice, when it has one',
     }),
     result: RunResult.optional().meta({ description: 'Only when this batch finished the run' }),
   })
@@ -346,6 +352,20 @@ export const EventBatchResult = z
 export type EventBatchResultDto = z.infer<typeof EventBatchResult>;
 
 export const RetakeResult = z.object({ completion: RunState }).meta({ id: 'RetakeResult' });
+
+export const PollResults = z
+  .object({
+    blockId: z.string(),
+    total: z
+      .number()
+      .int()
+      .meta({ description: 'Votes cast for the options of this poll, in every run of the course' }),
+    options: z
+      .array(z.object({ id: z.string(), votes: z.number().int() }))
+      .meta({ description: "Each option of the poll in the course's order, with its votes" }),
+  })
+  .meta({ id: 'PollResults' });
+export type PollResultsDto = z.infer<typeof PollResults>;
 
 /** What the embed page hands to the player bundle (JSON in `#lectern-player-config`). */
 export const PlayerConfig = z

@@ -92,3 +92,4 @@ export {
   type MediaUse,
 } from './learner-course.js';
 export { runForCertificate, type CertificateRun } from './certificate-run.js';
+export { pollResults } from './poll-results.js';

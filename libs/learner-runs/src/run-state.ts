@@ -276,6 +276,7 @@ export function applyEvents(
   let reachedEnd = false;
   let claimed = 0;
   const feedback: NonNullable<EventBatchResultDto['feedback']> = [];
+  const outcomes: NonNullable<EventBatchResultDto['outcomes']> = [];
   const total = source.screens.length;
   const sequential = passOpen && course.completion === 'sequential';
   let furthest = sequential ? furthestScreen(progress, total) : -1;
@@ -308,7 +309,15 @@ export function applyEvents(
     } else if (passOpen) {
       answers[e.blockId] = e.answer;
       const at = served.blocks.get(e.blockId)!;
-      if (!served.graded.includes(e.blockId)) continue;
+      if (!served.graded.includes(e.blockId)) {
+        // An ungraded scenario is a branching moment: the learner reads what their choice led to, in any mode.
+        const outcome =
+          at.block.raw.type === 'scenario'
+            ? feedbackFor(at.block.raw, e.answer, { secret: opts.secret }).outcome
+            : undefined;
+        if (outcome?.trim()) outcomes.push({ blockId: e.blockId, outcome });
+        continue;
+      }
       const correct = gradeAnswer(at.block.raw, e.answer, { secret: opts.secret });
       const src = source.blocks.get(e.blockId)!;
       events.push({
@@ -376,6 +385,7 @@ export function applyEvents(
   const response: EventBatchResultDto = {
     completion: { status, attempt, progressPercent: progress, lastScreenId },
     ...(course.quizFeedback === 'immediate' ? { feedback } : {}),
+    ...(outcomes.length > 0 ? { outcomes } : {}),
     ...(finish
       ? { result: { score: finish.score, passed: finish.passed, attempt: finish.attempt, review } }
       : {}),

@@ -9,6 +9,7 @@ import {
   EventBatchResult,
   OpenRun,
   OpenRunResult,
+  PollResults,
   RetakeResult,
 } from '@lectern/contracts';
 import {
@@ -17,6 +18,7 @@ import {
   frameAncestors as frameAncestorsOfAccess,
   hitAddressLimit,
   openRun,
+  pollResults,
   retakeRun,
   runForCertificate,
   type RunTokens,
@@ -341,6 +343,37 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         ctx.state.run as { completionId: string; workspaceId: string },
       );
       ctx.body = { data: { completion } };
+    },
+  );
+
+  player.route(
+    {
+      method: 'get',
+      path: '/runs/:completionId/polls/:blockId',
+      operationId: 'getRunPollResults',
+      summary: "A poll's results, after this run voted in it",
+      description:
+        'The votes for each option of a poll over every run of the course, when the course shows them ' +
+        '(`showResults: true` on the poll block) and this run has voted. 403 `forbidden` with `reason` ' +
+        '`results_hidden` or `not_voted`; 404 when the course has no such poll. See docs/player-api.md.',
+      tags,
+      auth: 'runToken',
+      responses: {
+        200: { description: 'The counts', schema: z.object({ data: PollResults }) },
+        403: err(
+          'forbidden: the poll does not show results, or this run has not voted; `details.reason` says which',
+        ),
+        ...playerErrors,
+      },
+    },
+    runAuth(deps),
+    async (ctx) => {
+      const data = await pollResults(
+        { em: deps.em(), perRunPerMinute: deps.limits.requestsPerMinutePerRun },
+        ctx.state.run as { completionId: string; workspaceId: string },
+        ctx.params.blockId,
+      );
+      ctx.body = { data };
     },
   );
 

@@ -1206,6 +1206,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/player/v1/runs/{completionId}/polls/{blockId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A poll's results, after this run voted in it
+         * @description The votes for each option of a poll over every run of the course, when the course shows them (`showResults: true` on the poll block) and this run has voted. 403 `forbidden` with `reason` `results_hidden` or `not_voted`; 404 when the course has no such poll. See docs/player-api.md.
+         */
+        get: operations["getRunPollResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/player/v1/runs/{completionId}/retake": {
         parameters: {
             query?: never;
@@ -2000,6 +2020,7 @@ export interface components {
                         [key: string]: unknown;
                     })[];
                     question?: string;
+                    showResults?: boolean;
                     /** @constant */
                     type: "poll";
                 } & {
@@ -2539,6 +2560,7 @@ export interface components {
                         [key: string]: unknown;
                     })[];
                     question?: string;
+                    showResults?: boolean;
                     /** @constant */
                     type: "poll";
                 } & {
@@ -2756,10 +2778,10 @@ export interface components {
             limit?: number;
             message: string;
             /**
-             * @description On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md)
+             * @description On 403 forbidden from a certificate download: why the run earns no certificate (docs/certificates.md); from a poll's results: the poll does not show them, or this run has not voted (docs/player-api.md)
              * @enum {string}
              */
-            reason?: "not_finished" | "not_passed" | "anonymous" | "no_name";
+            reason?: "not_finished" | "not_passed" | "anonymous" | "no_name" | "results_hidden" | "not_voted";
             /** @description On 403 plan_required: the plan that unlocks the endpoint or ceiling */
             requiredPlan?: string;
         };
@@ -2790,6 +2812,11 @@ export interface components {
                 explanation?: string;
                 /** @description A scenario: the outcome text of the chosen choice */
                 outcome?: string;
+            }[];
+            /** @description The ungraded scenarios (no choice marked correct) answered in this batch, in any quizFeedback: the outcome text of the chosen choice, when it has one */
+            outcomes?: {
+                blockId: string;
+                outcome: string;
             }[];
             /** @description Only when this batch finished the run */
             result?: {
@@ -3162,6 +3189,16 @@ export interface components {
                 };
                 readingSize?: number;
             };
+        };
+        PollResults: {
+            blockId: string;
+            /** @description Each option of the poll in the course's order, with its votes */
+            options: {
+                id: string;
+                votes: number;
+            }[];
+            /** @description Votes cast for the options of this poll, in every run of the course */
+            total: number;
         };
         PreviewLink: {
             /** @description ISO 8601; 15 minutes after the link was made */
@@ -3844,6 +3881,7 @@ export interface components {
                         [key: string]: unknown;
                     })[];
                     question?: string;
+                    showResults?: boolean;
                     /** @constant */
                     type: "poll";
                 } & {
@@ -11417,6 +11455,103 @@ export interface operations {
             };
             /** @description unsupported_media_type: the body is not sent as Content-Type: application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: per-address or per-run limit (Retry-After seconds) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRunPollResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                blockId: string;
+                completionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PollResults"];
+                    };
+                };
+            };
+            /** @description invalid_request: the body fails validation (with issues) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the identity token or run token is refused; the message says why */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description plan_required: the workspace may not serve learners now (Sandbox views spent, invoice past grace) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description forbidden: the poll does not show results, or this run has not voted; `details.reason` says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: no published course (or run) with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: body over the cap */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -48,6 +48,7 @@ export const OPERATIONS = {
   getPreviewPage: { method: 'GET', path: '/preview/{courseId}' },
   getReadiness: { method: 'GET', path: '/readyz' },
   getRunCertificate: { method: 'GET', path: '/player/v1/runs/{completionId}/certificate' },
+  getRunPollResults: { method: 'GET', path: '/player/v1/runs/{completionId}/polls/{blockId}' },
   getTheme: { method: 'GET', path: '/api/v1/themes/{id}' },
   getTranslatableTexts: { method: 'GET', path: '/api/v1/courses/{id}/translatable' },
   getTranslation: { method: 'GET', path: '/api/v1/courses/{id}/translations/{translationId}' },

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { ResolvedTheme } from '../core/theme.js';
-import { Block, type BlockCtx } from './blocks.js';
+import { Block, headingLevels, type BlockCtx } from './blocks.js';
 import { CertificateDownload } from './certificate.js';
 import { Review } from './review.js';
 import type { Session, SessionState } from './session.js';
@@ -97,6 +97,7 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
 
   const last = index === total - 1;
   const step = format(t.screenOf, { n: index + 1, total });
+  const headings = headingLevels(screen.blocks);
   const ctx: BlockCtx = {
     t,
     quizFeedback: course.quizFeedback === 'immediate' ? 'immediate' : 'deferred',
@@ -114,6 +115,9 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
     goToScreen: (id) => session.goToScreen(id),
     result: state.result,
     awaitingResult: state.awaitingResult,
+    headingLevel: (id) => headings.get(id),
+    outcome: (id) => state.outcomes[id],
+    pollResults: (id) => state.polls[id],
     certificate: () => <CertificateDownload session={session} result={state.result} lang={course.locale} />,
   };
 

@@ -6,7 +6,7 @@
 import { Component, type ComponentChildren, type FunctionComponent } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
-import type { Feedback, PlayerBlock, RunResult } from '../core/types.js';
+import type { Feedback, PlayerBlock, PollResults, RunResult } from '../core/types.js';
 import { embedSandbox } from '../core/embed.js';
 import { Markdown, Paragraphs, itemId, mediaSrc, num, recs, str, strings, type Rec } from './util.js';
 
@@ -30,6 +30,12 @@ export interface BlockCtx {
   result: RunResult | null;
   /** The finishing move was sent and the score is on its way. */
   awaitingResult: boolean;
+  /** The element level (2–4) of a heading block on this screen (`headingLevels`); absent: as authored. */
+  headingLevel?: (blockId: string) => number | undefined;
+  /** An ungraded scenario's outcome for the chosen choice, from the server. */
+  outcome?: (blockId: string) => string | undefined;
+  /** A poll's votes once this learner voted, when the author shows them. */
+  pollResults?: (blockId: string) => PollResults | undefined;
   /** The certificate download (browser/certificate.tsx), which the results block shows; absent in tests of blocks. */
   certificate?: () => ComponentChildren;
 }
@@ -54,12 +60,29 @@ export class BlockBoundary extends Component<
 
 // ---------------------------------------------------------------------------------------------- content
 
-function Heading({ b }: Props) {
+/** A heading block's element level as authored: the screen title is the page's h1, so levels 1–3 are h2–h4 and a
+ * heading without a level is h2 (one below the title), whatever its visual level. */
+const authoredHeading = (b: PlayerBlock): number =>
+  typeof b.level === 'number' ? Math.min(3, Math.max(1, Math.round(num(b.level, 2)))) + 1 : 2;
+
+/** The element level of each heading block of a screen: as authored, but never more than one below the heading
+ * block before it (h1, the screen title, before the first), so the outline never skips a level. */
+export function headingLevels(blocks: PlayerBlock[]): Map<string, number> {
+  const out = new Map<string, number>();
+  let previous = 1;
+  for (const b of blocks)
+    if (b.type === 'heading' && str(b.text)) {
+      previous = Math.min(authoredHeading(b), previous + 1);
+      out.set(b.id, previous);
+    }
+  return out;
+}
+
+function Heading({ b, ctx }: Props) {
   const text = str(b.text);
   if (!text) return null;
   const level = Math.min(3, Math.max(1, Math.round(num(b.level, 2))));
-  // The screen title is the page's h1; block headings 1–3 sit below it as h2–h4.
-  const Tag = `h${level + 1}` as 'h2';
+  const Tag = `h${ctx.headingLevel?.(b.id) ?? authoredHeading(b)}` as 'h2';
   return <Tag class={`lp-heading lp-heading-${level}`}>{text}</Tag>;
 }
 
@@ -82,13 +105,34 @@ const ImageBlock = ({ b }: Props) => (
   <Figure src={mediaSrc(b.url)} alt={str(b.alt)} caption={str(b.caption)} />
 );
 
+/** A `<details>` whose summary carries a turning marker and says whether it is open (aria-expanded). */
+function Disclosure({
+  class: cls,
+  summary,
+  children,
+}: {
+  class?: string;
+  summary: string;
+  children: ComponentChildren;
+}) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details class={cls} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary aria-expanded={open}>
+        <span class="lp-disclosure" aria-hidden="true" />
+        {summary}
+      </summary>
+      {children}
+    </details>
+  );
+}
+
 function Transcript({ text, label }: { text: string; label: string }) {
   if (!text) return null;
   return (
-    <details class="lp-transcript">
-      <summary>{label}</summary>
+    <Disclosure class="lp-transcript" summary={label}>
       <p>{text}</p>
-    </details>
+    </Disclosure>
   );
 }
 
@@ -204,6 +248,9 @@ function Flashcard({ b, ctx }: Props) {
         <span class="lp-sr">{ctx.t.flip}: </span>
         <span class="lp-flashcard-face" aria-live="polite">
           {flipped ? back : front}
+        </span>
+        <span class="lp-flashcard-flip" aria-hidden="true">
+          <span class="lp-flashcard-icon">↻</span> {ctx.t.flip}
         </span>
       </button>
     </div>
@@ -329,10 +376,9 @@ function Accordion({ b }: Props) {
   return (
     <div class="lp-accordion">
       {items.map((it, i) => (
-        <details key={itemId(it, i)}>
-          <summary>{str(it.title)}</summary>
+        <Disclosure key={itemId(it, i)} summary={str(it.title)}>
           <p>{str(it.text)}</p>
-        </details>
+        </Disclosure>
       ))}
     </div>
   );
@@ -603,7 +649,12 @@ function Results({ b, ctx }: Props) {
 // ---------------------------------------------------------------------------------------------- answers
 
 /** The live region under a question: feedback (immediate), "saved" (deferred), and "Try again". */
-function Verdict({ b, ctx, graded = true }: Props & { graded?: boolean }) {
+function Verdict({
+  b,
+  ctx,
+  graded = true,
+  box,
+}: Props & { graded?: boolean; box?: { current: HTMLDivElement | null } }) {
   const { t } = ctx;
   const done = ctx.submitted(b.id);
   const fb = ctx.feedback(b.id);
@@ -618,20 +669,57 @@ function Verdict({ b, ctx, graded = true }: Props & { graded?: boolean }) {
         </p>
         {note && <p>{note}</p>}
         {!fb.correct && (
-          <button type="button" class="lp-btn" onClick={() => ctx.reopen(b.id)}>
+          <button type="button" class="lp-btn lp-try-again" onClick={() => ctx.reopen(b.id)}>
             {t.tryAgain}
           </button>
         )}
       </>
     );
   } else if (done) {
+    const outcome = ctx.outcome?.(b.id);
+    const tally = graded ? undefined : ctx.pollResults?.(b.id);
     content = (
-      <p>{graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}</p>
+      <>
+        {/* An outcome comes only for an ungraded scenario: it is the whole reply (no result waits at the end). */}
+        {outcome ? (
+          <p class="lp-outcome">{outcome}</p>
+        ) : (
+          <p>
+            {graded && ctx.quizFeedback === 'deferred' ? t.resultsAtEnd : graded ? t.answerSaved : t.thanks}
+          </p>
+        )}
+        {tally && <PollTally b={b} tally={tally} t={t} />}
+      </>
     );
   }
   return (
-    <div class="lp-verdict lp-reply" role="status" aria-live="polite">
+    // Focusable from script only: a handed-in answer moves the focus here (Question), never to the page.
+    <div class="lp-verdict lp-reply" role="status" aria-live="polite" tabIndex={-1} ref={box}>
       {content}
+    </div>
+  );
+}
+
+/** A poll's results after the vote: each option's share of the votes, as text and as a bar. */
+function PollTally({ b, tally, t }: { b: PlayerBlock; tally: PollResults; t: ChromeStrings }) {
+  const texts = new Map(optionsOf(b.options).map((o) => [o.id, o.text]));
+  const share = (votes: number) => (tally.total > 0 ? Math.round((votes / tally.total) * 100) : 0);
+  return (
+    <div class="lp-poll-results">
+      <p class="lp-muted">{format(t.pollResults, { total: tally.total })}</p>
+      <ul>
+        {tally.options.map((o) => (
+          <li key={o.id}>
+            <span class="lp-poll-option">
+              <span>{texts.get(o.id) ?? o.id}</span>
+              <strong>{share(o.votes)}%</strong>
+            </span>
+            <span class="lp-poll-bar" aria-hidden="true">
+              <span style={{ inlineSize: `${share(o.votes)}%` }} />
+            </span>
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }
@@ -660,6 +748,23 @@ function Question({
 }) {
   const closed = graded && locked(b, ctx);
   const waiting = canSubmit && !closed && !ctx.submitted(b.id);
+  const formRef = useRef<HTMLFormElement>(null);
+  const verdictRef = useRef<HTMLDivElement>(null);
+  const handedIn = useRef(false);
+  const wasClosed = useRef(closed);
+  // The focus follows the answer: to the verdict once handed in (the Check button may go away), and back to the
+  // first control when "Try again" reopens the question, so it never drops to the page body.
+  useEffect(() => {
+    if (handedIn.current && ctx.submitted(b.id)) {
+      handedIn.current = false;
+      verdictRef.current?.focus();
+    } else if (wasClosed.current && !closed && formRef.current?.contains(document.activeElement) !== true) {
+      formRef.current
+        ?.querySelector<HTMLElement>('fieldset input, fieldset select, fieldset button')
+        ?.focus();
+    }
+    wasClosed.current = closed;
+  });
   // Registered on every render, so moving on hands in the answer as it stands now.
   useEffect(() => {
     ctx.setPending(b.id, waiting ? { graded, submit: onSubmit } : null);
@@ -668,9 +773,12 @@ function Question({
   return (
     <form
       class="lp-question"
+      ref={formRef}
       onSubmit={(e) => {
         e.preventDefault();
-        if (canSubmit && !closed) onSubmit();
+        if (!canSubmit || closed) return;
+        handedIn.current = true;
+        onSubmit();
       }}
     >
       <fieldset disabled={closed}>
@@ -683,7 +791,7 @@ function Question({
           {label ?? (ctx.quizFeedback === 'immediate' && !ctx.preview ? ctx.t.check : ctx.t.submit)}
         </button>
       )}
-      <Verdict b={b} ctx={ctx} graded={graded} />
+      <Verdict b={b} ctx={ctx} graded={graded} box={verdictRef} />
     </form>
   );
 }
@@ -920,6 +1028,11 @@ function FillInBlank({ b, ctx }: Props) {
   let n = 0;
   const known = new Set(blanks);
   const filled = blanks.length > 0 && blanks.every((id) => (value[id] ?? '').trim() !== '');
+  // Each box is named by its sentence, the gaps read as "___", so it is clear which gap it fills.
+  const sentence = parts
+    .map((part) => (/^\{\{[^{}]+\}\}$/.test(part) ? '___' : part))
+    .join('')
+    .trim();
   return (
     <Question b={b} ctx={ctx} legend={''} canSubmit={filled} onSubmit={() => ctx.submit(b.id, value)}>
       <p class="lp-fill">
@@ -932,7 +1045,7 @@ function FillInBlank({ b, ctx }: Props) {
             <input
               type="text"
               class="lp-blank"
-              aria-label={format(ctx.t.itemOf, { n, total: blanks.length })}
+              aria-label={format(ctx.t.blankOf, { n, name: sentence })}
               autocomplete="off"
               spellcheck={false}
               value={value[id] ?? ''}
@@ -998,11 +1111,23 @@ function Ranking({ b, ctx }: Props) {
     return [...stored, ...ids.filter((id) => !stored.includes(id))];
   });
   const [said, setSaid] = useState('');
+  const listRef = useRef<HTMLOListElement>(null);
+  const moved = useRef<{ id: string; button: number } | null>(null);
+  // The moved item keeps the focus on its button; at the top or bottom that button is disabled, so the focus goes
+  // to the item's other move button instead of dropping to the page.
+  useEffect(() => {
+    const m = moved.current;
+    moved.current = null;
+    if (!m) return;
+    const li = [...(listRef.current?.children ?? [])].find((el) => el.getAttribute('data-item') === m.id);
+    li?.querySelectorAll<HTMLButtonElement>('button')[m.button]?.focus();
+  });
   const text = (id: string) => items.find((i) => i.id === id)?.text ?? '';
   const move = (from: number, to: number) => {
     const next = [...order];
     const [it] = next.splice(from, 1);
     next.splice(to, 0, it);
+    moved.current = { id: it, button: to === 0 ? 1 : to === next.length - 1 ? 0 : to < from ? 0 : 1 };
     setOrder(next);
     setSaid(`${text(it)}: ${format(ctx.t.itemOf, { n: to + 1, total: next.length })}`);
   };
@@ -1014,9 +1139,9 @@ function Ranking({ b, ctx }: Props) {
       canSubmit={order.length > 1}
       onSubmit={() => ctx.submit(b.id, order)}
     >
-      <ol class="lp-ranking">
+      <ol class="lp-ranking" ref={listRef}>
         {order.map((id, i) => (
-          <li key={id}>
+          <li key={id} data-item={id}>
             <span class="lp-ranking-text">{text(id)}</span>
             <span class="lp-ranking-moves">
               <button
@@ -1189,6 +1314,14 @@ function TimedQuestion({ b, ctx }: Props) {
         : null;
   const lastSaid = useRef('');
   if (announce !== null) lastSaid.current = announce;
+  const box = useRef<HTMLDivElement>(null);
+  const started = useRef(false);
+  // "Start" gives way to the question: the focus goes to its first option, not to the page body.
+  useEffect(() => {
+    if (!started.current || endsAt === null) return;
+    started.current = false;
+    box.current?.querySelector<HTMLElement>('input')?.focus();
+  }, [endsAt]);
   if (!done && endsAt === null) {
     return (
       <div class="lp-question lp-timed">
@@ -1197,7 +1330,10 @@ function TimedQuestion({ b, ctx }: Props) {
         <button
           type="button"
           class="lp-btn lp-btn-primary"
-          onClick={() => setEndsAt(Date.now() + seconds * 1000)}
+          onClick={() => {
+            started.current = true;
+            setEndsAt(Date.now() + seconds * 1000);
+          }}
         >
           {ctx.t.start}
         </button>
@@ -1205,7 +1341,7 @@ function TimedQuestion({ b, ctx }: Props) {
     );
   }
   return (
-    <div class="lp-timed">
+    <div class="lp-timed" ref={box}>
       {running && (
         <p class={`lp-timer${left <= 10 ? ' lp-timer-low' : ''}`}>
           <span role="timer" aria-live="off">

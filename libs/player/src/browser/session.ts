@@ -4,7 +4,7 @@
  * state lives only in memory and nothing is sent. In `scorm` mode answers are graded here (`LocalRun`), the
  * LMS is told of every change, and a tracking run (track=1) may be attached to the session later.
  */
-import { PlayerClient, type OpenedRun } from '../core/client.js';
+import { PlayerApiError, PlayerClient, type OpenedRun } from '../core/client.js';
 import { EventQueue, type KeyValueStore } from '../core/queue.js';
 import type {
   IssuedCertificateRef,
@@ -13,6 +13,7 @@ import type {
   HostMessage,
   PlayerCourse,
   PlayerEvent,
+  PollResults,
   RunResult,
 } from '../core/types.js';
 import { HOST_MESSAGE_SOURCE } from '../core/types.js';
@@ -45,6 +46,10 @@ export interface SessionState {
   blocked: boolean;
   /** Immediate mode: the screen the learner asked for while an answer was chosen but not checked. */
   confirm: number | null;
+  /** Ungraded scenarios: the outcome text of the chosen choice, from the server. */
+  outcomes: Record<string, string>;
+  /** Polls that show results, once voted: the votes so far. */
+  polls: Record<string, PollResults>;
 }
 
 /** A question on the screen with a chosen answer not handed in; `submit` hands it in. */
@@ -132,6 +137,8 @@ export class Session {
   private attempt = 1;
   private readonly pending = new Map<string, PendingAnswer>();
   private readonly drafts: Drafts;
+  /** Polls voted whose results are still to be asked for (fetchPolls). */
+  private readonly pollsWanted = new Set<string>();
   /** The run was finished when the page opened and not retaken since: the learner reviews, in any order. */
   private reviewing: boolean;
 
@@ -194,7 +201,11 @@ export class Session {
       visited: Object.fromEntries(course.screens.slice(0, furthest + 1).map((s) => [s.id, true as const])),
       blocked: false,
       confirm: null,
+      outcomes: {},
+      polls: {},
     };
+    // A resumed run's votes: their results show again.
+    for (const id of Object.keys(answers)) if (this.showsResults(id)) this.pollsWanted.add(id);
     if (run !== null) this.startRun(run, found === -1);
     local?.onChange(this.state, this.state.result ? 'finish' : 'screen');
   }
@@ -355,6 +366,7 @@ export class Session {
     const verdict = this.local?.grade(blockId, answer) ?? null;
     if (verdict && this.state.course.quizFeedback === 'immediate') feedback[blockId] = verdict;
     this.drafts.delete(blockId);
+    if (this.showsResults(blockId)) this.pollsWanted.add(blockId);
     this.set({
       answers: { ...this.state.answers, [blockId]: answer },
       submitted: { ...this.state.submitted, [blockId]: true },
@@ -397,10 +409,13 @@ export class Session {
     this.attempt += 1;
     this.reviewing = false;
     this.drafts.clear();
+    this.pollsWanted.clear();
     this.set({
       answers: {},
       submitted: {},
       feedback: {},
+      outcomes: {},
+      polls: {},
       result: null,
       finished: false,
       offline: false,
@@ -483,6 +498,11 @@ export class Session {
       }
       patch.feedback = feedback;
     }
+    if (Array.isArray(response.outcomes) && response.outcomes.length > 0)
+      patch.outcomes = {
+        ...this.state.outcomes,
+        ...Object.fromEntries(response.outcomes.map((o) => [o.blockId, o.outcome])),
+      };
     if (response.result) {
       patch.result = response.result;
       patch.finished = true;
@@ -490,6 +510,33 @@ export class Session {
     }
     if (Object.keys(patch).length > 0) this.set(patch);
     if (response.result) this.announceCompleted(response.result);
+    void this.fetchPolls();
+  }
+
+  /** A poll block whose author shows its results after the vote (docs/blocks.md `showResults`). */
+  private showsResults(blockId: string): boolean {
+    return this.state.course.screens.some((s) =>
+      s.blocks.some((b) => b.id === blockId && b.type === 'poll' && b.showResults === true),
+    );
+  }
+
+  /**
+   * Asks for the results of the polls voted since the last answer. A vote still queued is refused (403); it stays
+   * wanted and is asked for again after the next batch is applied.
+   */
+  private async fetchPolls(): Promise<void> {
+    const run = this.run;
+    if (!run || this.local !== null) return;
+    for (const blockId of [...this.pollsWanted]) {
+      this.pollsWanted.delete(blockId);
+      try {
+        const results = await run.client.pollResults(run.completion.id, run.runToken, blockId);
+        this.set({ polls: { ...this.state.polls, [blockId]: results } });
+      } catch (err) {
+        if (err instanceof PlayerApiError && err.status === 403 && this.state.submitted[blockId])
+          this.pollsWanted.add(blockId);
+      }
+    }
   }
 
   private announceCompleted(result: RunResult | null): void {

@@ -66,15 +66,13 @@ export function Paragraphs({ text, newTab }: { text: string; newTab: string }) {
   );
 }
 
-function renderMd(blocks: MdBlock[], newTab: string, headingBase: number): ComponentChildren {
+function renderMd(blocks: MdBlock[], newTab: string, heading: (level: number) => number): ComponentChildren {
   return blocks.map((b) => {
     switch (b.t) {
       case 'p':
         return <p>{renderInline(b.c, newTab)}</p>;
       case 'h': {
-        // Markdown headings sit under the screen's own heading (h1), so `#` becomes h2 and so on.
-        const level = Math.min(6, b.level + headingBase);
-        const Tag = `h${level}` as 'h2';
+        const Tag = `h${heading(b.level)}` as 'h2';
         return <Tag>{renderInline(b.c, newTab)}</Tag>;
       }
       case 'ul':
@@ -100,13 +98,22 @@ function renderMd(blocks: MdBlock[], newTab: string, headingBase: number): Compo
           </pre>
         );
       case 'quote':
-        return <blockquote>{renderMd(b.c, newTab, headingBase)}</blockquote>;
+        return <blockquote>{renderMd(b.c, newTab, heading)}</blockquote>;
       case 'hr':
         return <hr />;
     }
   });
 }
 
+const headingLevels = (blocks: MdBlock[]): number[] =>
+  blocks.flatMap((b) => (b.t === 'h' ? [b.level] : b.t === 'quote' ? headingLevels(b.c) : []));
+
 export function Markdown({ source, newTab }: { source: string; newTab: string }) {
-  return <>{renderMd(parseMarkdown(source), newTab, 1)}</>;
+  const blocks = parseMarkdown(source);
+  // Markdown headings sit under the screen's own heading (h1): the source's top level becomes h2, and no
+  // heading goes more than one level below the one before it (`##` then `####` reads h2 then h3).
+  const top = Math.min(6, ...headingLevels(blocks));
+  let previous = 1;
+  const heading = (level: number) => (previous = Math.min(6, level - top + 2, previous + 1));
+  return <>{renderMd(blocks, newTab, heading)}</>;
 }

@@ -3,7 +3,7 @@
  * batches, retake. `fetch` is passed in so the status handling is unit-tested without a network.
  */
 import type { Batch, SendOutcome } from './queue.js';
-import type { CompletionState, EventsResponse, PlayerCourse } from './types.js';
+import type { CompletionState, EventsResponse, PlayerCourse, PollResults } from './types.js';
 import { dispositionFileName } from './certificate.js';
 
 export interface FetchInit {
@@ -129,6 +129,14 @@ export class PlayerClient {
       serial,
       verifyUrl: header('certificate-verify-url'),
     };
+  }
+
+  /** A poll's results once this run voted (`GET /runs/:id/polls/:blockId`; 403 before the vote is applied). */
+  async pollResults(completionId: string, runToken: string, blockId: string): Promise<PollResults> {
+    return this.call(`/runs/${encodeURIComponent(completionId)}/polls/${encodeURIComponent(blockId)}`, {
+      method: 'GET',
+      headers: { accept: 'application/json', authorization: `Bearer ${runToken}` },
+    });
   }
 
   async sendEvents(

@@ -39,6 +39,7 @@ export const CHROME_KEYS = [
   'previousSlide',
   'nextSlide',
   'itemOf',
+  'blankOf',
   'moveUp',
   'moveDown',
   'chooseMatch',
@@ -66,6 +67,7 @@ export const CHROME_KEYS = [
   'rightAnswer',
   'noAnswer',
   'vote',
+  'pollResults',
 ] as const;
 export type ChromeKey = (typeof CHROME_KEYS)[number];
 export type ChromeStrings = Record<ChromeKey, string>;
@@ -106,6 +108,7 @@ const en: ChromeStrings = {
   previousSlide: 'Previous slide',
   nextSlide: 'Next slide',
   itemOf: '{n} of {total}',
+  blankOf: 'Blank {n} of: {name}',
   moveUp: 'Move up',
   moveDown: 'Move down',
   chooseMatch: 'Choose a match',
@@ -133,6 +136,7 @@ const en: ChromeStrings = {
   rightAnswer: 'Correct answer: {name}',
   noAnswer: 'No answer',
   vote: 'Vote',
+  pollResults: 'Results so far ({total} votes)',
 };
 
 const es: ChromeStrings = {
@@ -171,6 +175,7 @@ const es: ChromeStrings = {
   previousSlide: 'Diapositiva anterior',
   nextSlide: 'Diapositiva siguiente',
   itemOf: '{n} de {total}',
+  blankOf: 'Espacio {n} de: {name}',
   moveUp: 'Subir',
   moveDown: 'Bajar',
   chooseMatch: 'Elige una pareja',
@@ -198,6 +203,7 @@ const es: ChromeStrings = {
   rightAnswer: 'Respuesta correcta: {name}',
   noAnswer: 'Sin respuesta',
   vote: 'Votar',
+  pollResults: 'Resultados hasta ahora ({total} votos)',
 };
 
 const fr: ChromeStrings = {
@@ -237,6 +243,7 @@ const fr: ChromeStrings = {
   previousSlide: 'Diapositive précédente',
   nextSlide: 'Diapositive suivante',
   itemOf: '{n} sur {total}',
+  blankOf: 'Trou {n} de : {name}',
   moveUp: 'Monter',
   moveDown: 'Descendre',
   chooseMatch: 'Choisissez une correspondance',
@@ -264,6 +271,7 @@ const fr: ChromeStrings = {
   rightAnswer: 'Bonne réponse : {name}',
   noAnswer: 'Pas de réponse',
   vote: 'Voter',
+  pollResults: 'Résultats à ce jour ({total} votes)',
 };
 
 const de: ChromeStrings = {
@@ -303,6 +311,7 @@ const de: ChromeStrings = {
   previousSlide: 'Vorherige Folie',
   nextSlide: 'Nächste Folie',
   itemOf: '{n} von {total}',
+  blankOf: 'Lücke {n} von: {name}',
   moveUp: 'Nach oben',
   moveDown: 'Nach unten',
   chooseMatch: 'Passendes wählen',
@@ -330,6 +339,7 @@ const de: ChromeStrings = {
   rightAnswer: 'Richtige Antwort: {name}',
   noAnswer: 'Keine Antwort',
   vote: 'Abstimmen',
+  pollResults: 'Bisherige Ergebnisse ({total} Stimmen)',
 };
 
 const pt: ChromeStrings = {
@@ -368,6 +378,7 @@ const pt: ChromeStrings = {
   previousSlide: 'Diapositivo anterior',
   nextSlide: 'Diapositivo seguinte',
   itemOf: '{n} de {total}',
+  blankOf: 'Lacuna {n} de: {name}',
   moveUp: 'Subir',
   moveDown: 'Descer',
   chooseMatch: 'Escolha um par',
@@ -395,6 +406,7 @@ const pt: ChromeStrings = {
   rightAnswer: 'Resposta correta: {name}',
   noAnswer: 'Sem resposta',
   vote: 'Votar',
+  pollResults: 'Resultados até agora ({total} votos)',
 };
 
 const ar: ChromeStrings = {
@@ -433,6 +445,7 @@ const ar: ChromeStrings = {
   previousSlide: 'الشريحة السابقة',
   nextSlide: 'الشريحة التالية',
   itemOf: '{n} من {total}',
+  blankOf: 'الفراغ {n} من: {name}',
   moveUp: 'انقل لأعلى',
   moveDown: 'انقل لأسفل',
   chooseMatch: 'اختر ما يطابقه',
@@ -460,6 +473,7 @@ const ar: ChromeStrings = {
   rightAnswer: 'الإجابة الصحيحة: {name}',
   noAnswer: 'لا توجد إجابة',
   vote: 'صوّت',
+  pollResults: 'النتائج حتى الآن ({total} صوتًا)',
 };
 
 const he: ChromeStrings = {
@@ -498,6 +512,7 @@ const he: ChromeStrings = {
   previousSlide: 'השקופית הקודמת',
   nextSlide: 'השקופית הבאה',
   itemOf: '{n} מתוך {total}',
+  blankOf: 'מקום ריק {n} של: {name}',
   moveUp: 'הזזה למעלה',
   moveDown: 'הזזה למטה',
   chooseMatch: 'בחרו התאמה',
@@ -525,6 +540,7 @@ const he: ChromeStrings = {
   rightAnswer: 'התשובה הנכונה: {name}',
   noAnswer: 'אין תשובה',
   vote: 'הצבעה',
+  pollResults: 'התוצאות עד כה ({total} קולות)',
 };
 
 const ja: ChromeStrings = {
@@ -563,6 +579,7 @@ const ja: ChromeStrings = {
   previousSlide: '前のスライド',
   nextSlide: '次のスライド',
   itemOf: '{total} 件中 {n} 件目',
+  blankOf: '空欄 {n}：{name}',
   moveUp: '上へ移動',
   moveDown: '下へ移動',
   chooseMatch: '対応するものを選択',
@@ -590,6 +607,7 @@ const ja: ChromeStrings = {
   rightAnswer: '正解：{name}',
   noAnswer: '未回答',
   vote: '投票する',
+  pollResults: 'これまでの結果（{total} 票）',
 };
 
 const zh: ChromeStrings = {
@@ -628,6 +646,7 @@ const zh: ChromeStrings = {
   previousSlide: '上一张幻灯片',
   nextSlide: '下一张幻灯片',
   itemOf: '第 {n} 个,共 {total} 个',
+  blankOf: '空格 {n}：{name}',
   moveUp: '上移',
   moveDown: '下移',
   chooseMatch: '选择匹配项',
@@ -655,6 +674,7 @@ const zh: ChromeStrings = {
   rightAnswer: '正确答案：{name}',
   noAnswer: '未作答',
   vote: '投票',
+  pollResults: '目前结果（{total} 票）',
 };
 
 export const CHROME_STRINGS: Record<string, ChromeStrings> = { en, es, fr, de, pt, ar, he, ja, zh };

@@ -102,10 +102,19 @@ export interface ReviewItem {
   outcome?: string;
 }
 
+/** `data` of `GET /player/v1/runs/:id/polls/:blockId`: a poll's votes over every run of the course. */
+export interface PollResults {
+  blockId: string;
+  total: number;
+  options: { id: string; votes: number }[];
+}
+
 /** `data` of the events answer. */
 export interface EventsResponse {
   completion: Partial<CompletionState>;
   feedback?: Feedback[];
+  /** Ungraded scenarios answered in the batch: the chosen choice's outcome text. */
+  outcomes?: { blockId: string; outcome: string }[];
   result?: RunResult;
 }
 

@@ -7,9 +7,9 @@ import {
   type TestWorkers,
 } from '../support/context.js';
 import { api, expectStatus } from '../support/authoring.js';
-import { call, waitFor } from '../support/http.js';
+import { call } from '../support/http.js';
 import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
-import { pngOf, uploadForm } from '../support/media.js';
+import { pngOf, processedMedia, uploadForm } from '../support/media.js';
 import { configOf } from '../support/scorm.js';
 import { buildPlayerOnce } from '../support/player-browser.js';
 import { runJobWorker } from '@lectern/jobs';
@@ -40,14 +40,6 @@ describe('media: serving media:// references to learners (docs/media.md "Serving
     expectStatus(res, 201);
     return res.body.data;
   };
-  const ready = (key: string, id: string) =>
-    waitFor(
-      async () => {
-        const m = (await api(app.base, key)<MediaDto>('GET', `/media/${id}`)).body.data;
-        return m.status === 'processing' ? null : m;
-      },
-      { timeoutMs: 60_000, what: 'processing' },
-    );
   const openRun = async (courseId: string, n: number) => {
     const res = await playerApi(app.url)<OpenRunResult>('POST', '/runs', {
       body: { courseId, anonymousId: anonymousId(n) },
@@ -128,7 +120,7 @@ describe('media: serving media:// references to learners (docs/media.md "Serving
   it('a processed image is served with a srcset of signed WebP variants, its size and its placeholder, in image, hotspot, slideshow and video poster alike', async () => {
     const ws = await makeWorkspace(em(), 'build');
     const big = await upload(ws.key, await pngOf(2000, 1000));
-    const m = await ready(ws.key, big.id);
+    const m = await processedMedia(app.base, ws.key, big.id);
     expect(m.status, m.error ?? '').to.equal('ready');
     const blocks = [
       { id: 'b1', type: 'image', url: big.url, alt: 'Wide' },

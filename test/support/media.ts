@@ -1,8 +1,8 @@
 import http from 'node:http';
 import sharp from 'sharp';
 import { checkContract } from './contract.js';
-import type { Res } from './http.js';
-import type { ErrorRes } from './authoring.js';
+import { waitFor, type Res } from './http.js';
+import { api, type ErrorRes } from './authoring.js';
 import type { MediaDto } from '@lectern/contracts';
 
 export type MediaRes = Res<{ data: MediaDto } & Partial<ErrorRes>>;
@@ -97,4 +97,15 @@ export async function pngOf(width: number, height: number): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 60, b: 30 } } })
     .png()
     .toBuffer();
+}
+
+/** The media record once its processing has ended (`ready` or `failed`); the media worker must be running. */
+export function processedMedia(base: string, key: string, id: string): Promise<MediaDto> {
+  return waitFor(
+    async () => {
+      const m = (await api(base, key)<MediaDto>('GET', `/media/${id}`)).body.data;
+      return m.status === 'processing' ? null : m;
+    },
+    { timeoutMs: 60_000, what: `processing of ${id}` },
+  );
 }

@@ -36,6 +36,7 @@ import {
 import { quizScreens } from '../support/player.js';
 import { buildPlayerOnce } from '../support/player-browser.js';
 import { configOf, getZip, validateManifest, type Zip } from '../support/scorm.js';
+import { pngOf, uploadForm } from '../support/media.js';
 
 /** A WOFF2 file as far as the magic bytes go: what the export checks before packing a font. */
 const FONT_BYTES = Buffer.concat([Buffer.from('wOF2'), randomBytes(200)]);
@@ -561,9 +562,14 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
           at('/missing.png'), // 404
           at('/oversize.png'), // over SCORM_MEDIA_MAX_BYTES
           'data:image/png;base64,iVBORw0KGgo=', // inside already
-          'media://asset/42', // an identifier, not ours to fetch
+          null, // not an upload's id: resolves nowhere, the player shows its placeholder
           gif,
         ]);
+        expect((b.show.slides as Record<string, unknown>[])[3]).to.deep.equal({
+          id: 's4',
+          image: null,
+          unavailable: true,
+        });
         for (const id of ['btn', 'res', 'emb']) expect(b[id], id).to.deep.equal(stored[id]);
         expect(config.course.theme.tokens).to.deep.equal({ concept: 'calm', logoUrl: gif });
 
@@ -573,7 +579,10 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         expect(entry.theme?.tokens).to.deep.equal({ concept: 'calm', logoUrl: at('/logo.gif') });
 
         const { warnings } = await resultOf(media.id);
-        expect(warnings).to.have.length(5);
+        expect(warnings).to.have.length(6);
+        expect(warnings).to.include(
+          'media media://asset/42 not packaged: no file of this workspace (deleted, another workspace’s or not an id)',
+        );
         const about = (p: string) =>
           warnings.find((w) => w.startsWith(`media ${at(p)} left as a remote URL: `));
         expect(about('/evil.svg')).to.include('an SVG with an event handler attribute');
@@ -633,6 +642,55 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
       expect(budget.remaining).to.equal(1_000_000 - MP4_BYTES.length);
       expect((await readFile(file)).equals(MP4_BYTES)).to.equal(true);
       await rm(file);
+    });
+
+    it('an upload of the workspace (media://) is read from the object store into the package; another workspace’s or a deleted one is not, and shows the placeholder', async () => {
+      const png = await pngOf(64, 32);
+      const mine = await uploadForm(app.base, ws.key, { file: { bytes: png } });
+      expect(mine.status, mine.text).to.equal(201);
+      const gone = await uploadForm(app.base, ws.key, { file: { bytes: await pngOf(3, 3) } });
+      expect(gone.status, gone.text).to.equal(201);
+      expect((await api(app.base, ws.key)('DELETE', `/media/${gone.body.data.id}`)).status).to.equal(204);
+      const other = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'SCORM export, another workspace');
+      const theirs = await uploadForm(app.base, other.key, { file: { bytes: await pngOf(4, 4) } });
+      expect(theirs.status, theirs.text).to.equal(201);
+      const created = await api(app.base, ws.key)<Course>('POST', '/courses', {
+        title: 'Uploads',
+        screens: [
+          {
+            id: 'u1',
+            title: 'Uploads',
+            blocks: [
+              { id: 'mine', type: 'image', url: mine.body.data.url, alt: 'Mine' },
+              { id: 'theirs', type: 'image', url: theirs.body.data.url, alt: 'Theirs' },
+              { id: 'gone', type: 'video', url: gone.body.data.url },
+            ],
+          },
+        ],
+      });
+      expect(created.status, created.text).to.equal(201);
+      const zip = await exportOf('?version=scorm2004', ws.key, created.body.data.id);
+      const manifest = await expectPackage(zip, 'scorm2004', 'uploads');
+      const files = [...zip.entries.keys()].filter((n) => n.startsWith('media/'));
+      expect(files).to.have.length(1);
+      const [file] = files;
+      expect(file).to.match(/^media\/[0-9a-f]{16}\.png$/);
+      expect(zip.entries.get(file!)!.equals(png)).to.equal(true);
+      expect(manifest).to.include(`<file href="${file}"/>`);
+      const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+        course: { screens: { blocks: Record<string, unknown>[] }[] };
+      };
+      const [mineServed, theirsServed, goneServed] = config.course.screens[0]!.blocks;
+      expect(mineServed!.url).to.equal(file);
+      expect(theirsServed).to.include({ url: null, unavailable: true });
+      expect(goneServed).to.include({ url: null, unavailable: true });
+      // Nothing of the store's address or signatures travels in the package.
+      expect(zip.entries.get('index.html')!.toString('utf8')).not.to.include('X-Amz-');
+      const { warnings } = await resultOf(created.body.data.id);
+      expect(warnings).to.deep.equal([
+        `media ${theirs.body.data.url} not packaged: no file of this workspace (deleted, another workspace’s or not an id)`,
+        `media ${gone.body.data.url} not packaged: no file of this workspace (deleted, another workspace’s or not an id)`,
+      ]);
     });
 
     it("every export left the worker's temp directory empty, refused files included", async () => {

@@ -8,8 +8,8 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import sharp from 'sharp';
 import { checkContract } from './contract.js';
-import type { Res } from './http.js';
-import type { ErrorRes } from './authoring.js';
+import { waitFor, type Res } from './http.js';
+import { api, type ErrorRes } from './authoring.js';
 import type { MediaDto } from '@lectern/contracts';
 
 export type MediaRes = Res<{ data: MediaDto } & Partial<ErrorRes>>;
@@ -160,4 +160,15 @@ export async function avSample(format: keyof typeof AV_SAMPLES): Promise<Buffer>
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** The media record once its processing has ended (`ready` or `failed`); the media worker must be running. */
+export function processedMedia(base: string, key: string, id: string): Promise<MediaDto> {
+  return waitFor(
+    async () => {
+      const m = (await api(base, key)<MediaDto>('GET', `/media/${id}`)).body.data;
+      return m.status === 'processing' ? null : m;
+    },
+    { timeoutMs: 60_000, what: `processing of ${id}` },
+  );
 }

@@ -73,9 +73,11 @@ export async function getZip(base: string, key: string, pathAndQuery: string): P
   return { status: res.status, headers: res.headers, bytes, entries, error };
 }
 
-/** The JSON config inside index.html (`<script type="application/json" id="lectern-player-config">`). */
+/** The JSON config inside index.html or a page of the service (`<script type="application/json" id="lectern-player-config">`). */
 export function configOf(html: string): Record<string, unknown> {
-  const m = /<script type="application\/json" id="lectern-player-config">([\s\S]*?)<\/script>/.exec(html);
+  const m = /<script type="application\/json" id="lectern-player-config"[^>]*>([\s\S]*?)<\/script>/.exec(
+    html,
+  );
   if (!m) throw new Error(`no player config in index.html:\n${html}`);
   return JSON.parse(m[1]) as Record<string, unknown>;
 }

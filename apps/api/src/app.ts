@@ -125,6 +125,14 @@ export function buildApp(deps: RouteDeps): BuiltApp {
 
   api.router.use(authMiddleware({ orm: deps.orm, rateLimitPerMinute: cfg.RATE_LIMIT_PER_MINUTE }));
   const playerKeys = lazyPlayerKeys(cfg);
+  // One resolver of `media://` references for every learner view the API serves (Player API and preview).
+  const mediaUrl = (workspaceId: string) =>
+    mediaSigner(
+      { em: deps.orm.em.fork(), storage: deps.storage, ttlSeconds: cfg.MEDIA_URL_TTL_SECONDS },
+      workspaceId,
+    );
+  // The address browsers load signed media from, allowed by the pages' policy (an http store is not `https:`).
+  const mediaOrigin = originOf(deps.storage.publicEndpoint);
   registerApiRoutes(api, deps, { keys: playerKeys });
   playerRoutes(player, embed, {
     em: () => deps.orm.em.fork(),
@@ -139,11 +147,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
       },
     },
     publicUrl: cfg.PUBLIC_URL,
-    mediaUrl: (workspaceId: string) =>
-      mediaSigner(
-        { em: deps.orm.em.fork(), storage: deps.storage, ttlSeconds: cfg.MEDIA_URL_TTL_SECONDS },
-        workspaceId,
-      ),
+    mediaUrl,
+    mediaOrigin,
     certificates: { ...deps, onEvent: () => deps.relay.kick() },
     assets: playerAssetUrls(assets),
   });
@@ -152,6 +157,8 @@ export function buildApp(deps: RouteDeps): BuiltApp {
     keys: playerKeys,
     publicUrl: cfg.PUBLIC_URL,
     assets,
+    mediaUrl,
+    mediaOrigin,
   });
 
   let listener: ReturnType<Koa['callback']> | undefined;

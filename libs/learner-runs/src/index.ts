@@ -82,6 +82,8 @@ export {
   MEDIA_FIELDS,
   MEDIA_ITEMS,
   LINK_FIELDS,
+  SERVED_MEDIA_FIELDS,
+  type ServedMedia,
   type LearnerCourse,
   type LearnerCourseOptions,
   type LearnerCourseSource,

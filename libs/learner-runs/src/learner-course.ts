@@ -52,11 +52,32 @@ export interface MediaRef {
 }
 
 /**
+ * What a resolver may answer beside a plain address (docs/player-api.md "Media in the learner view"): `url` null
+ * when the reference resolves nowhere (deleted, another workspace's, malformed); for an image with what its
+ * processing found, the responsive variants (`srcset`: `<address> <width>w, …`), its size and its placeholder.
+ */
+export interface ServedMedia {
+  url: string | null;
+  srcset?: string;
+  width?: number;
+  height?: number;
+  /** A tiny image as a `data:` URL, shown until the image loads. */
+  placeholder?: string;
+}
+
+/**
  * Turns a stored media reference into what the learner's browser loads (a signed URL; a file inside a SCORM
  * package). Called once per field, never for links that navigate or frame another page (`button.url`,
  * `embed.url`). Without one, every reference is served as stored (`servedAsStored`).
  */
-export type MediaUrl = (ref: MediaRef) => string | Promise<string>;
+export type MediaUrl = (ref: MediaRef) => string | ServedMedia | Promise<string | ServedMedia>;
+
+/**
+ * The fields the server sets beside an image field in the learner view (`ServedMedia` without `url`) and the mark
+ * of a block or item whose media resolves nowhere. Never taken from what an author stored: they are removed from
+ * every object that holds a media field before the resolver's answer is put in.
+ */
+export const SERVED_MEDIA_FIELDS = ['srcset', 'width', 'height', 'placeholder', 'unavailable'] as const;
 
 /** The default resolver: the reference as stored. */
 export const servedAsStored: MediaUrl = (ref) => ref.url;
@@ -162,7 +183,7 @@ async function resolveMedia(course: LearnerCourse, mediaUrl: MediaUrl): Promise<
   const refs = mediaRefs(course);
   const resolved = await Promise.all(refs.map((ref) => mediaUrl(ref)));
   let i = 0;
-  return mapMedia(course, () => resolved[i++]);
+  return mapMedia(course, () => resolved[i++]!);
 }
 
 /**
@@ -170,11 +191,14 @@ async function resolveMedia(course: LearnerCourse, mediaUrl: MediaUrl): Promise<
  * another page (`button.url`, `embed.url`) are links, not media: they stay as they are. A new URL field in the
  * block schemas (libs/contracts) must be listed here or there (test/unit/learner-runs/learner-course.test.ts).
  */
-export const MEDIA_FIELDS: Readonly<Record<string, readonly { field: string; use: MediaUse }[]>> = {
+export const MEDIA_FIELDS: Readonly<
+  Record<string, readonly { field: string; use: MediaUse; optional?: true }[]>
+> = {
   image: [{ field: 'url', use: 'image' }],
   video: [
     { field: 'url', use: 'playable' },
-    { field: 'poster', use: 'image' },
+    // A poster that resolves nowhere is left out: the video shows without one.
+    { field: 'poster', use: 'image', optional: true },
   ],
   audio: [{ field: 'url', use: 'playable' }],
   video_chapters: [{ field: 'url', use: 'playable' }],
@@ -199,20 +223,64 @@ type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * A copy of `course` with every media reference passed through `swap`, in a fixed order: the course's fonts,
- * the theme's fonts, the blocks' media in reading order, the theme's logo. Only what changes is copied.
+ * Puts a resolver's answer for `field` into `obj` (a block or a list item, already copied of the author's served
+ * fields): the address, and for an image its `srcset`, `width`, `height` and `placeholder`; a reference that
+ * resolves nowhere becomes `null` with `unavailable: true` on the object, or is left out when the field is
+ * optional (a video's poster).
  */
-function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string): LearnerCourse {
-  const fonts = (list: CustomFont[]) => list.map((f) => ({ ...f, url: swap({ url: f.url, use: 'font' }) }));
+function putServed(
+  obj: Rec,
+  field: string,
+  use: MediaUse,
+  served: string | ServedMedia,
+  optional: boolean,
+): Rec {
+  if (typeof served === 'string') return { ...obj, [field]: served };
+  if (served.url === null) {
+    if (optional) {
+      const { [field]: _dropped, ...rest } = obj;
+      return rest;
+    }
+    return { ...obj, [field]: null, unavailable: true };
+  }
+  const out: Rec = { ...obj, [field]: served.url };
+  if (use === 'image') {
+    if (served.srcset) out.srcset = served.srcset;
+    if (served.width) out.width = served.width;
+    if (served.height) out.height = served.height;
+    if (served.placeholder) out.placeholder = served.placeholder;
+  }
+  return out;
+}
+
+/** `obj` without the fields only the server sets (`SERVED_MEDIA_FIELDS`), copied only when it has one. */
+function withoutServed(obj: Rec): Rec {
+  if (!SERVED_MEDIA_FIELDS.some((k) => k in obj)) return obj;
+  const out = { ...obj };
+  for (const k of SERVED_MEDIA_FIELDS) delete out[k];
+  return out;
+}
+
+/**
+ * A copy of `course` with every media reference passed through `swap`, in a fixed order: the course's fonts,
+ * the theme's fonts, the blocks' media in reading order, the theme's logo. Only what changes is copied. Each
+ * block or item holds at most one image field, so the served fields beside it are unambiguous.
+ */
+function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string | ServedMedia): LearnerCourse {
+  const urlOf = (served: string | ServedMedia, stored: string) =>
+    typeof served === 'string' ? served : (served.url ?? stored);
+  const fonts = (list: CustomFont[]) =>
+    list.map((f) => ({ ...f, url: urlOf(swap({ url: f.url, use: 'font' }), f.url) }));
   const customFonts = course.customFonts ? fonts(course.customFonts) : undefined;
   const themeFonts = course.theme ? fonts(course.theme.customFonts) : undefined;
   const screens = course.screens.map((s) => ({
     ...s,
     blocks: s.blocks.map((b) => {
-      let out = b;
-      for (const { field, use } of MEDIA_FIELDS[b.type] ?? []) {
+      const fields = MEDIA_FIELDS[b.type] ?? [];
+      let out: Rec = fields.length > 0 ? withoutServed(b) : b;
+      for (const { field, use, optional } of fields) {
         const url = b[field];
-        if (typeof url === 'string') out = { ...out, [field]: swap({ url, use }) };
+        if (typeof url === 'string') out = putServed(out, field, use, swap({ url, use }), optional === true);
       }
       for (const { list, field, use } of MEDIA_ITEMS[b.type] ?? []) {
         const items = b[list];
@@ -222,24 +290,26 @@ function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string): Learn
           [list]: items.map((it: unknown) => {
             if (!isRec(it)) return it;
             const url = it[field];
-            return typeof url === 'string' ? { ...it, [field]: swap({ url, use }) } : it;
+            const item = withoutServed(it);
+            return typeof url === 'string' ? putServed(item, field, use, swap({ url, use }), false) : item;
           }),
         };
       }
-      return out;
+      return out as typeof b;
     }),
   }));
   let theme = course.theme;
   if (theme && themeFonts) {
     const logoUrl = theme.tokens.logoUrl;
-    theme = {
-      ...theme,
-      tokens:
-        logoUrl === undefined
-          ? theme.tokens
-          : { ...theme.tokens, logoUrl: swap({ url: logoUrl, use: 'image' }) },
-      customFonts: themeFonts,
-    };
+    let tokens = theme.tokens;
+    if (logoUrl !== undefined) {
+      // A logo that resolves nowhere is left out: the header shows the title alone.
+      const served = swap({ url: logoUrl, use: 'image' });
+      const url = typeof served === 'string' ? served : served.url;
+      const { logoUrl: _stored, ...rest } = theme.tokens;
+      tokens = url === null ? rest : { ...rest, logoUrl: url };
+    }
+    theme = { ...theme, tokens, customFonts: themeFonts };
   }
   return { ...course, theme, screens, ...(customFonts ? { customFonts } : {}) };
 }

@@ -1,32 +1,68 @@
-import type { EntityManager } from '@lectern/db';
+import type { EntityManager, Media } from '@lectern/db';
 import type { Storage } from '@lectern/storage';
-import { findMedia, mediaIdOf } from './media.js';
+import { findMedia, mediaIdOf, type MediaVariantRecord } from './media.js';
 
 /** What `buildLearnerCourse` asks of a media resolver (libs/learner-runs `MediaUrl`), restated to keep libs apart. */
-type Resolver = (ref: { url: string; use: string }) => Promise<string>;
+export interface Served {
+  url: string | null;
+  srcset?: string;
+  width?: number;
+  height?: number;
+  placeholder?: string;
+}
+type Resolver = (ref: { url: string; use: string }) => Promise<string | Served>;
 
 /**
  * The `mediaUrl` port of `buildLearnerCourse` for one workspace's course (docs/media.md "Serving"): every
  * `media://<id>` of that workspace becomes a presigned GET valid `ttlSeconds` (one query for all the course's ids,
- * whatever order the resolver is called in). A reference to another workspace's file, a deleted one or a
- * malformed id stays as stored and resolves nowhere; an external URL stays as it is.
+ * whatever order the resolver is called in); an image field also gets its processed variants as a `srcset` of
+ * presigned addresses, its size and its placeholder. A reference to another workspace's file, a deleted one or a
+ * malformed id resolves nowhere (`url: null`: the player shows "Image unavailable"); an external URL stays as it is.
+ * The Player API and the authors' preview use this one resolver (apps/api/src/app.ts).
  */
 export function mediaSigner(
   deps: { em: EntityManager; storage: Pick<Storage, 'presignGet'>; ttlSeconds: number },
   workspaceId: string,
 ): Resolver {
   const wanted = new Set<string>();
-  let lookup: Promise<Map<string, { objectKey: string }>> | null = null;
+  let lookup: Promise<Map<string, Media>> | null = null;
+  const sign = (key: string) => deps.storage.presignGet(key, deps.ttlSeconds);
   return async (ref) => {
     const id = mediaIdOf(ref.url);
     if (id === null) return ref.url;
-    if (!id) return ref.url;
+    if (!id) return { url: null };
     wanted.add(id);
     // Every call of one resolve pass is made before the first await returns: one lookup serves them all.
     await Promise.resolve();
     lookup ??= findMedia(deps.em, workspaceId, [...wanted]);
     const found = (await lookup).get(id);
-    if (!found) return ref.url;
-    return deps.storage.presignGet(found.objectKey, deps.ttlSeconds);
+    if (!found) return { url: null };
+    const url = await sign(found.objectKey);
+    if (ref.use !== 'image' || found.kind !== 'image') return url;
+    return { url, ...(await imageExtras(found, sign)) };
   };
+}
+
+/**
+ * What the learner view carries beside an image's address once processing found it: `width`/`height` of the
+ * upload (after orientation), the placeholder, and a `srcset` of the WebP variants (narrowest first) plus the
+ * upload itself when it is wider than every variant (variants are never enlarged).
+ */
+async function imageExtras(m: Media, sign: (key: string) => Promise<string>): Promise<Omit<Served, 'url'>> {
+  const extras: Omit<Served, 'url'> = {};
+  if (m.width && m.height) {
+    extras.width = m.width;
+    extras.height = m.height;
+  }
+  if (m.placeholder) extras.placeholder = m.placeholder;
+  const variants = (m.variants as MediaVariantRecord[])
+    .filter((v) => v.role === 'variant' && v.width > 0)
+    .sort((a, b) => a.width - b.width);
+  if (variants.length > 0) {
+    const candidates = await Promise.all(variants.map(async (v) => `${await sign(v.key)} ${v.width}w`));
+    const widest = variants[variants.length - 1]!.width;
+    if (m.width && m.width > widest) candidates.push(`${await sign(m.objectKey)} ${m.width}w`);
+    extras.srcset = candidates.join(', ');
+  }
+  return extras;
 }

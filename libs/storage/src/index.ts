@@ -25,6 +25,8 @@ export interface Storage {
   client: Minio.Client;
   bucket: string;
   endpoint: string;
+  /** The address presigned URLs carry (S3_PUBLIC_ENDPOINT, else `endpoint`): what browsers load media from. */
+  publicEndpoint: string;
   put(key: string, body: Buffer | string, contentType?: string): Promise<void>;
   /**
    * Uploads a file from disk as it is read (memory stays a few chunks whatever its size); returns its size.
@@ -57,6 +59,28 @@ const LOOPBACK_CORS =
   '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod>' +
   '<AllowedMethod>HEAD</AllowedMethod><AllowedHeader>*</AllowedHeader></CORSRule></CORSConfiguration>';
 
+/** The loopback store's first middleware (Koa's shape, kept local: koa is no dependency of this lib). */
+async function refuseAnonymous(
+  ctx: {
+    method: string;
+    get(h: string): string;
+    query: Record<string, unknown>;
+    status: number;
+    type: string;
+    body: unknown;
+  },
+  next: () => Promise<unknown>,
+): Promise<unknown> {
+  const signed =
+    ctx.get('authorization') !== '' || 'X-Amz-Signature' in ctx.query || 'Signature' in ctx.query;
+  if (signed || ctx.method === 'OPTIONS') return next();
+  ctx.status = 403;
+  ctx.type = 'application/xml';
+  ctx.body =
+    '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>';
+  return undefined;
+}
+
 /**
  * Connects the minio client to S3_ENDPOINT, or, when none is set, starts an S3-compatible
  * server on loopback (data under DATA_DIR/s3) and connects to that. One code path either way.
@@ -80,6 +104,10 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       accessKeyId: cfg.S3_ACCESS_KEY,
       secretAccessKey: cfg.S3_SECRET_KEY,
     });
+    // Like a private bucket of MinIO or S3: a request that is not signed (no Authorization header, no presigned
+    // query) gets 403, so an object's path alone fetches nothing. s3rver itself serves anonymous requests; Koa
+    // composes its middleware when it starts listening, so this one runs first.
+    (server as unknown as { middleware: unknown[] }).middleware.unshift(refuseAnonymous);
     const addr = (await server.run()) as { port: number };
     endpoint = `http://127.0.0.1:${addr.port}`;
     loopback = server as LoopbackServer;
@@ -113,6 +141,7 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     client,
     bucket,
     endpoint,
+    publicEndpoint: cfg.S3_PUBLIC_ENDPOINT ?? endpoint,
     async put(key, body, contentType = 'application/octet-stream') {
       const buf = typeof body === 'string' ? Buffer.from(body) : body;
       await client.putObject(bucket, key, buf, buf.length, { 'Content-Type': contentType });

@@ -226,6 +226,72 @@ describe('learner runs: the learner-course builder', () => {
     expect(mediaRefs(built).map((r) => r.use)).to.deep.equal(seen.map((s) => s.split(' ')[0]));
   });
 
+  it('a resolver’s variants, size and placeholder sit beside each image field; what resolves nowhere is null and unavailable; authors cannot set either', async () => {
+    const extras = {
+      srcset: 'v480 480w, v960 960w',
+      width: 960,
+      height: 540,
+      placeholder: 'data:image/webp;base64,AA',
+    };
+    const screens: Screen[] = [
+      {
+        id: 's',
+        title: 'S',
+        blocks: [
+          {
+            id: 'a',
+            type: 'image',
+            url: 'media://ok',
+            srcset: 'https://evil/x 1w',
+            width: 1,
+            unavailable: true,
+          },
+          { id: 'b', type: 'image', url: 'media://gone' },
+          { id: 'c', type: 'video', url: 'media://ok-video', poster: 'media://gone' },
+          { id: 'd', type: 'video', url: 'media://gone', poster: 'media://ok' },
+          {
+            id: 'e',
+            type: 'slideshow',
+            slides: [{ image: 'media://ok', placeholder: 'x' }, { image: 'media://gone' }],
+          },
+          { id: 'f', type: 'audio', url: 'media://ok-audio' },
+        ] as Screen['blocks'],
+      },
+    ];
+    const built = await buildLearnerCourse(source({ course: course({ screens }) }), {
+      answerKeys: { secret: SECRET },
+      mediaUrl: (ref: MediaRef) => {
+        if (ref.url === 'media://gone') return { url: null };
+        // A playable field is handed no image fields even when the resolver answers some.
+        return { url: `signed:${ref.url}`, ...extras };
+      },
+    });
+    const b = Object.fromEntries(built.screens[0].blocks.map((x) => [x.id, x]));
+    expect(b.a).to.deep.equal({ id: 'a', type: 'image', url: 'signed:media://ok', ...extras });
+    expect(b.b).to.deep.equal({ id: 'b', type: 'image', url: null, unavailable: true });
+    // A poster that resolves nowhere is left out; the video plays without it.
+    expect(b.c).to.deep.equal({ id: 'c', type: 'video', url: 'signed:media://ok-video' });
+    expect(b.d).to.deep.equal({
+      id: 'd',
+      type: 'video',
+      url: null,
+      unavailable: true,
+      poster: 'signed:media://ok',
+      ...extras,
+    });
+    expect(b.e.slides).to.deep.equal([
+      { image: 'signed:media://ok', ...extras },
+      { image: null, unavailable: true },
+    ]);
+    expect(b.f).to.deep.equal({ id: 'f', type: 'audio', url: 'signed:media://ok-audio' });
+    // A logo that resolves nowhere is left out of the tokens.
+    const gone = await buildLearnerCourse(source({ course: course({ screens: [] }) }), {
+      answerKeys: { secret: SECRET },
+      mediaUrl: (ref: MediaRef) => (ref.use === 'image' ? { url: null } : ref.url),
+    });
+    expect(gone.theme?.tokens).to.deep.equal({ concept: 'calm' });
+  });
+
   it('an asynchronous resolver (a signer) works the same; a failing one fails the build', async () => {
     const built = await buildLearnerCourse(source({ course: course({ screens: mediaScreens() }) }), {
       answerKeys: 'kept',

@@ -26,6 +26,11 @@ export interface PagePolicyInput {
   styleNonce?: string;
   /** The service's public origin (PUBLIC_URL), allowed beside 'self' (a page reached under another host name). */
   publicOrigin?: string;
+  /**
+   * The object store's address as browsers see it (S3_PUBLIC_ENDPOINT): signed media load from it, and a store on
+   * plain http (the loopback store of `lectern start`) is not covered by `https:`.
+   */
+  mediaOrigin?: string;
 }
 
 /** `'sha256-…'` of an inline element's text, as CSP computes it (UTF-8, base64); a few µs for a style sheet. */
@@ -52,12 +57,13 @@ export function contentSecurityPolicy(input: PagePolicyInput): string {
     ...new Set(input.styleHashes ?? []),
     ...(input.styleNonce ? [`'nonce-${input.styleNonce}'`] : []),
   ].join(' ');
+  const media = input.mediaOrigin ? ` ${input.mediaOrigin}` : '';
   return [
     "default-src 'none'",
     `script-src ${self}`,
     `style-src ${styles}`,
-    `img-src ${self} https: data: blob:`,
-    `media-src ${self} https: blob:`,
+    `img-src ${self}${media} https: data: blob:`,
+    `media-src ${self}${media} https: blob:`,
     `font-src ${self} https: data:`,
     `frame-src ${self} https:`,
     `connect-src ${self}`,

@@ -49,6 +49,8 @@ export interface PlayerDeps {
   publicUrl: string;
   /** Signs `media://` references in the served course (docs/media.md "Serving"). */
   mediaUrl?: OpenRunPorts['mediaUrl'];
+  /** The origin signed media load from, allowed by the embed page's policy (`mediaOrigin` of setPageHeaders). */
+  mediaOrigin?: string;
   /** The player bundle's URLs for the embed page; null when the bundle is not built. */
   assets?: () => { js: string; css: string } | null;
   /** What issuing a certificate needs (the runtime: database, bus to the render worker, object store). */
@@ -212,6 +214,7 @@ export function playerRoutes(player: ApiRouter, embed: ApiRouter, deps: PlayerDe
         styleHashes: EMBED_STYLE_HASHES,
         styleNonce,
         publicOrigin,
+        mediaOrigin: deps.mediaOrigin,
         // The identity token rides in the URL: never pass it on to whatever the page links to.
         referrerPolicy: 'no-referrer',
       });

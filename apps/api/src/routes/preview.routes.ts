@@ -2,7 +2,13 @@ import { z } from 'zod';
 import type { EntityManager } from '@lectern/db';
 import { AppError, HTTP_ERRORS, isAppError } from '@lectern/errors';
 import { courseDto, getCourse, getTheme, listTranslations, themeDto } from '@lectern/authoring';
-import { buildLearnerCourse, pickLocale, type LearnerCourse, type LearnerTheme } from '@lectern/learner-runs';
+import {
+  buildLearnerCourse,
+  pickLocale,
+  type LearnerCourse,
+  type LearnerTheme,
+  type MediaUrl,
+} from '@lectern/learner-runs';
 import { playerPageHtml, type PlayerAssets } from '@lectern/player';
 import type { ApiRouter } from '../http/router.js';
 import type { PreviewTokens } from '../player-keys.js';
@@ -19,6 +25,10 @@ export interface PreviewDeps {
   publicUrl: string;
   /** The built player bundle; null when unbuilt (the page then answers 503). */
   assets: () => PlayerAssets | null;
+  /** The Player API's resolver of `media://` references (app.ts): the preview signs them the same way. */
+  mediaUrl?: (workspaceId: string) => MediaUrl;
+  /** The origin signed media load from, allowed by the page's policy. */
+  mediaOrigin?: string;
 }
 
 export const PREVIEW_PATH = '/preview';
@@ -53,6 +63,7 @@ async function storedCourse(
   courseId: string,
   lang: string | null,
   answerKeySecret: string,
+  mediaUrl: MediaUrl | undefined,
 ): Promise<LearnerCourse> {
   const course = courseDto(await getCourse(em, workspaceId, courseId));
   let theme: LearnerTheme | null = null;
@@ -71,7 +82,10 @@ async function storedCourse(
   );
   const translation = translations.find((t) => t.locale === locale) ?? null;
   // No version is given: a draft changes under the same id, so nothing of it is cached.
-  return buildLearnerCourse({ course, translation, theme }, { answerKeys: { secret: answerKeySecret } });
+  return buildLearnerCourse(
+    { course, translation, theme },
+    { answerKeys: { secret: answerKeySecret }, mediaUrl },
+  );
 }
 
 /**
@@ -148,6 +162,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
         styleHashes: EMBED_STYLE_HASHES,
         styleNonce,
         publicOrigin,
+        mediaOrigin: deps.mediaOrigin,
         // The preview token rides in the URL.
         referrerPolicy: 'no-referrer',
       });
@@ -165,6 +180,7 @@ export function previewRoutes(api: ApiRouter, pub: ApiRouter, deps: PreviewDeps)
           claims.courseId,
           claims.lang,
           keys.answerKeySecret,
+          deps.mediaUrl?.(claims.workspaceId),
         );
         ctx.body = playerPageHtml({
           config: { mode: 'preview', course, lang: claims.lang },

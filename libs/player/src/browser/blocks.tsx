@@ -88,22 +88,115 @@ function Heading({ b, ctx }: Props) {
 
 const Text = ({ b, ctx }: Props) => <Paragraphs text={str(b.text)} newTab={ctx.t.opensNewTab} />;
 
-function Figure({ src, alt, caption }: { src: string | null; alt: string; caption: string }) {
+/** The column a block image is shown in at most (`.lp-screen`'s 46rem): what `sizes` tells the browser. */
+const IMAGE_SIZES = '(min-width: 46rem) 46rem, 100vw';
+
+/**
+ * The labelled placeholder of media that resolves nowhere (the server marks it `unavailable`, or it fails to
+ * load): "Image unavailable" in the learner's language, the author's alt text beside it for screen readers.
+ */
+function Unavailable({ label, alt }: { label: string; alt?: string }) {
+  return (
+    <div
+      class="lp-media-missing lp-media-unavailable"
+      role="img"
+      aria-label={alt ? `${label}: ${alt}` : label}
+    >
+      <span aria-hidden="true">{label}</span>
+    </div>
+  );
+}
+
+/**
+ * An image as the learner view serves it (docs/player-api.md "Media in the learner view"): the variants as
+ * `srcset` with the column's `sizes`, `width`/`height` so the page does not move when it arrives, the
+ * placeholder as its background until it has loaded; one that fails to load becomes the labelled placeholder.
+ */
+function MediaImg({
+  src,
+  holder,
+  alt,
+  t,
+  lazy = true,
+}: {
+  src: string;
+  holder: Rec;
+  alt: string;
+  t: ChromeStrings;
+  lazy?: boolean;
+}) {
+  const [state, setState] = useState<'loading' | 'loaded' | 'failed'>('loading');
+  useEffect(() => setState('loading'), [src]);
+  if (state === 'failed') return <Unavailable label={t.imageUnavailable} alt={alt} />;
+  const srcset = str(holder.srcset);
+  const width = num(holder.width, 0);
+  const height = num(holder.height, 0);
+  const placeholder = state === 'loading' ? mediaSrc(holder.placeholder) : null;
+  return (
+    <img
+      src={src}
+      srcset={srcset || undefined}
+      sizes={srcset ? IMAGE_SIZES : undefined}
+      width={width || undefined}
+      height={height || undefined}
+      alt={alt}
+      loading={lazy ? 'lazy' : undefined}
+      decoding="async"
+      class={placeholder ? 'lp-img-pending' : undefined}
+      style={placeholder ? { backgroundImage: `url("${placeholder}")` } : undefined}
+      onLoad={() => setState('loaded')}
+      onError={() => setState('failed')}
+    />
+  );
+}
+
+/**
+ * `holder[field]` as an image: the served image, the labelled placeholder when it resolves nowhere (marked
+ * `unavailable`, or a reference the browser cannot load such as an unsigned `media://`), nothing when empty.
+ */
+function ServedImage({
+  holder,
+  field,
+  alt,
+  t,
+  lazy,
+  box = false,
+}: {
+  holder: Rec;
+  field: string;
+  alt: string;
+  t: ChromeStrings;
+  lazy?: boolean;
+  /** Keep an empty box when there is no image at all (a hotspot's clickable area). */
+  box?: boolean;
+}) {
+  const src = mediaSrc(holder[field]);
+  if (src) return <MediaImg src={src} holder={holder} alt={alt} t={t} lazy={lazy} />;
+  if (holder.unavailable === true || str(holder[field]).trim())
+    return <Unavailable label={t.imageUnavailable} alt={alt} />;
+  return alt || box ? <div class="lp-media-missing" role="img" aria-label={alt || undefined} /> : null;
+}
+
+function Figure({ holder, field, t }: { holder: Rec; field: string; t: ChromeStrings }) {
+  const caption = str(holder.caption);
   return (
     <figure class="lp-figure">
-      {src ? (
-        <img src={src} alt={alt} loading="lazy" decoding="async" />
-      ) : alt ? (
-        <div class="lp-media-missing" role="img" aria-label={alt} />
-      ) : null}
+      <ServedImage holder={holder} field={field} alt={str(holder.alt)} t={t} />
       {caption && <figcaption>{caption}</figcaption>}
     </figure>
   );
 }
 
-const ImageBlock = ({ b }: Props) => (
-  <Figure src={mediaSrc(b.url)} alt={str(b.alt)} caption={str(b.caption)} />
-);
+const ImageBlock = ({ b, ctx }: Props) => <Figure holder={b} field="url" t={ctx.t} />;
+
+/** A video or audio file that resolves nowhere or fails to load: its labelled placeholder, else the element. */
+function usePlayable(b: Rec): { src: string | null; missing: boolean; onError: () => void } {
+  const src = mediaSrc(b.url);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => setFailed(false), [src]);
+  const missing = failed || (!src && (b.unavailable === true || str(b.url).trim() !== ''));
+  return { src: missing ? null : src, missing, onError: () => setFailed(true) };
+}
 
 /** A `<details>` whose summary carries a turning marker and says whether it is open (aria-expanded). */
 function Disclosure({
@@ -137,20 +230,24 @@ function Transcript({ text, label }: { text: string; label: string }) {
 }
 
 function Video({ b, ctx }: Props) {
-  const src = mediaSrc(b.url);
+  const { src, missing, onError } = usePlayable(b);
   const caption = str(b.caption);
   const tracks = recs(b.tracks).filter((t) => mediaSrc(t.src) && str(t.srclang));
   return (
     <figure class="lp-figure">
+      {missing && <Unavailable label={ctx.t.videoUnavailable} alt={caption} />}
       {src && (
         <video
           controls
           preload="metadata"
           src={src}
           poster={mediaSrc(b.poster) ?? undefined}
+          width={num(b.width, 0) || undefined}
+          height={num(b.height, 0) || undefined}
           aria-label={caption || undefined}
           // A caption file from another origin loads only with CORS, asked for by the media element.
           crossOrigin={tracks.length ? 'anonymous' : undefined}
+          onError={onError}
         >
           {tracks.map((t, i) => (
             <track
@@ -171,11 +268,14 @@ function Video({ b, ctx }: Props) {
 }
 
 function Audio({ b, ctx }: Props) {
-  const src = mediaSrc(b.url);
+  const { src, missing, onError } = usePlayable(b);
   const caption = str(b.caption);
   return (
     <figure class="lp-figure">
-      {src && <audio controls preload="metadata" src={src} aria-label={caption || undefined} />}
+      {missing && <Unavailable label={ctx.t.audioUnavailable} alt={caption} />}
+      {src && (
+        <audio controls preload="metadata" src={src} aria-label={caption || undefined} onError={onError} />
+      )}
       {caption && <figcaption>{caption}</figcaption>}
       <Transcript text={str(b.transcript)} label={ctx.t.transcript} />
     </figure>
@@ -333,9 +433,7 @@ function Slideshow({ b, ctx }: Props) {
       count={slides.length}
       labels={{ previous: ctx.t.previousSlide, next: ctx.t.nextSlide }}
       t={ctx.t}
-      render={(i) => (
-        <Figure src={mediaSrc(slides[i].image)} alt={str(slides[i].alt)} caption={str(slides[i].caption)} />
-      )}
+      render={(i) => <Figure holder={slides[i]} field="image" t={ctx.t} />}
     />
   );
 }
@@ -573,7 +671,7 @@ function clock(seconds: number): string {
 
 function VideoChapters({ b, ctx }: Props) {
   const ref = useRef<HTMLVideoElement>(null);
-  const src = mediaSrc(b.url);
+  const { src, missing, onError } = usePlayable(b);
   const chapters = recs(b.chapters);
   const seek = (time: number) => {
     const v = ref.current;
@@ -583,7 +681,8 @@ function VideoChapters({ b, ctx }: Props) {
   };
   return (
     <figure class="lp-figure lp-chapters">
-      {src && <video ref={ref} controls preload="metadata" src={src} />}
+      {missing && <Unavailable label={ctx.t.videoUnavailable} />}
+      {src && <video ref={ref} controls preload="metadata" src={src} onError={onError} />}
       {chapters.length > 0 && (
         <nav aria-label={ctx.t.chapters}>
           <ol>
@@ -1174,7 +1273,6 @@ function Ranking({ b, ctx }: Props) {
 }
 
 function Hotspot({ b, ctx }: Props) {
-  const src = mediaSrc(b.image);
   const alt = str(b.alt);
   const spots = b.showSpots === true ? recs(b.spots) : [];
   const [value, setValue] = useDraft<unknown>(ctx, b.id, (v) => v ?? null);
@@ -1228,11 +1326,7 @@ function Hotspot({ b, ctx }: Props) {
       onSubmit={() => ctx.submit(b.id, value)}
     >
       <div class="lp-hotspot" data-noswipe>
-        {src ? (
-          <img src={src} alt={alt} />
-        ) : (
-          <div class="lp-media-missing" role="img" aria-label={alt || undefined} />
-        )}
+        <ServedImage holder={b} field="image" alt={alt} t={ctx.t} lazy={false} box />
         {b.showSpots === true ? (
           spots.map((s, i) => {
             const id = itemId(s, i);

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { fetchToFile, type HostResolver } from '@lectern/outbound';
+import { HEAD_BYTES, fetchToFile, type HostResolver } from '@lectern/outbound';
 import { fontKind, imageKind, playableKind, svgHazard, type MediaClass } from './sniff.js';
 
 /** What a URL is fetched as: a font face, or the media class of the block field that holds it. */
@@ -32,6 +34,32 @@ const COMPRESSED = new Set([
   'mp3',
 ]);
 
+/** What reading one file gave: the same shape as the guarded fetcher's answer (`fetchToFile`). */
+export type ReadResult =
+  { ok: true; file: string; bytes: number; sha256: string; head: Buffer } | { ok: false; reason: string };
+
+/**
+ * Reads a reference that is not fetched over the network (a `media://` file of the course's workspace) into
+ * `file`; `{ ok: false }` when it resolves nowhere. The export worker supplies it (the object store).
+ */
+export type ReadStored = (url: string, file: string) => Promise<ReadResult>;
+
+/** The sha256 and first bytes of a file on disk, as `fetchToFile` reports them for a download. */
+export async function digestFile(file: string, bytes: number): Promise<ReadResult> {
+  const hash = createHash('sha256');
+  const head: Buffer[] = [];
+  let headSize = 0;
+  for await (const chunk of createReadStream(file)) {
+    const c = chunk as Buffer;
+    hash.update(c);
+    if (headSize < HEAD_BYTES) {
+      head.push(c.subarray(0, HEAD_BYTES - headSize));
+      headSize += Math.min(c.length, HEAD_BYTES - headSize);
+    }
+  }
+  return { ok: true, file, bytes, sha256: hash.digest('hex'), head: Buffer.concat(head) };
+}
+
 export interface PackAssetsOptions {
   allowPrivate: boolean;
   fontMaxBytes: number;
@@ -43,6 +71,8 @@ export interface PackAssetsOptions {
   /** A temp directory of this export; the caller removes it. */
   dir: string;
   lookup?: HostResolver;
+  /** Reads what is not an http(s) URL (`media://` references); without it those are not packaged. */
+  readStored?: ReadStored;
 }
 
 /** An SVG is read whole to be checked, so it has a cap of its own far below a video's. */
@@ -80,21 +110,42 @@ export async function packAssets(
   const warnings = new Map<string, string>();
   let n = 0;
 
+  /** A stored file, under the same caps as a download: its own limit, and the package's media budget. */
+  const readStoredWithin = async (url: string, file: string, font: boolean): Promise<ReadResult> => {
+    if (!opts.readStored) return { ok: false, reason: 'no store to read it from' };
+    const got = await opts.readStored(url, file);
+    if (!got.ok) return got;
+    const max = font ? opts.fontMaxBytes : opts.mediaMaxBytes;
+    const over = got.bytes > max || (!font && got.bytes > budget.remaining);
+    if (over) {
+      await rm(got.file, { force: true });
+      return {
+        ok: false,
+        reason: got.bytes > max ? `larger than ${max} bytes` : 'over the package media budget',
+      };
+    }
+    if (!font) budget.remaining -= got.bytes;
+    return got;
+  };
+
   const one = async (url: string, want: Set<AssetUse>) => {
     const font = want.has('font');
     const file = path.join(opts.dir, `asset-${n++}`);
-    const got = await fetchToFile(url, {
-      allowPrivate: opts.allowPrivate,
-      maxBytes: font ? opts.fontMaxBytes : opts.mediaMaxBytes,
-      timeoutMs: font ? opts.fontTimeoutMs : opts.mediaTimeoutMs,
-      budget: font ? undefined : budget,
-      accept: ACCEPT[[...want][0]],
-      file,
-      lookup: opts.lookup,
-    });
+    const remote = isFetchable(url);
+    const got = remote
+      ? await fetchToFile(url, {
+          allowPrivate: opts.allowPrivate,
+          maxBytes: font ? opts.fontMaxBytes : opts.mediaMaxBytes,
+          timeoutMs: font ? opts.fontTimeoutMs : opts.mediaTimeoutMs,
+          budget: font ? undefined : budget,
+          accept: ACCEPT[[...want][0]],
+          file,
+          lookup: opts.lookup,
+        })
+      : await readStoredWithin(url, file, font);
     const label = font ? 'font' : 'media';
     const refuse = async (reason: string) => {
-      warnings.set(url, `${label} ${url} left as a remote URL: ${reason}`);
+      warnings.set(url, `${label} ${url} ${remote ? 'left as a remote URL' : 'not packaged'}: ${reason}`);
       if (got.ok) {
         await rm(got.file, { force: true });
         if (!font) budget.remaining += got.bytes;

@@ -34,7 +34,15 @@ import {
 } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { buildManifest } from './manifest.js';
-import { isFetchable, packAssets, type AssetUse, type PackAssetsOptions } from './assets.js';
+import { findMedia, mediaIdOf } from '@lectern/media';
+import {
+  digestFile,
+  isFetchable,
+  packAssets,
+  type AssetUse,
+  type PackAssetsOptions,
+  type ReadStored,
+} from './assets.js';
 
 export const SCORM_EXPORT_KIND = 'scorm.export' as const;
 /** Durable consumer name (`<prefix>_scorm-export`): every scorm-worker process shares the export queue. */
@@ -48,7 +56,7 @@ export const SCORM_WORKER_ENV = [ScormEnv, OutboundEnv] as const;
 export type ScormWorkerConfig = EnvOf<typeof SCORM_WORKER_ENV>;
 
 /** The fetch policy and caps of fonts and media (`PackAssetsOptions`), plus where the bundle and temp files are. */
-export interface ScormExportSettings extends Omit<PackAssetsOptions, 'dir' | 'lookup'> {
+export interface ScormExportSettings extends Omit<PackAssetsOptions, 'dir' | 'lookup' | 'readStored'> {
   /** The built player bundle (PLAYER_ASSETS_DIR; `defaultPlayerAssetsDir()` when unset). */
   assetsDir?: string;
   /** Where the fetched files and the zip is written before it is uploaded (os.tmpdir() by default). */
@@ -56,7 +64,7 @@ export interface ScormExportSettings extends Omit<PackAssetsOptions, 'dir' | 'lo
 }
 
 export interface ScormExportDeps extends ScormExportSettings {
-  storage: Pick<Storage, 'putFile'>;
+  storage: Pick<Storage, 'putFile' | 'getToFile'>;
 }
 
 export function scormExportSettings(cfg: ScormWorkerConfig): ScormExportSettings {
@@ -96,10 +104,11 @@ const canonical = (tag: string): string | null => {
 
 /**
  * What the package carries inside: every font, and the blocks' images, video and audio and the theme's logo when
- * they are absolute http(s) URLs. Downloads (`resource.url`) stay links.
+ * they are absolute http(s) URLs or `media://` references (read from the object store when they are files of the
+ * course's workspace). Downloads (`resource.url`) stay links.
  */
 const packable = (ref: MediaRef): ref is MediaRef & { use: AssetUse } =>
-  ref.use === 'font' || (ref.use !== 'file' && isFetchable(ref.url));
+  ref.use === 'font' || (ref.use !== 'file' && (isFetchable(ref.url) || mediaIdOf(ref.url) !== null));
 
 /** `<slug>-scorm2004.zip`: the title in lower-case ASCII words, or the course id when nothing is left. */
 export function packageFileName(title: string, courseId: string, version: ScormExportJobInput['version']) {
@@ -212,15 +221,44 @@ export function scormExportHandler(deps: ScormExportDeps) {
     const assets = playerAssets(deps.assetsDir);
     const refs = mediaRefs(stored).filter(packable);
 
+    // The course's uploaded files: only the job's workspace's, and only those still there.
+    const ids = refs.flatMap((r) => mediaIdOf(r.url) || []);
+    const uploads = await findMedia(ctx.em, job.workspaceId, [...new Set(ids)]);
+    const readStored: ReadStored = async (url, file) => {
+      const m = uploads.get(mediaIdOf(url) ?? '');
+      if (!m)
+        return { ok: false, reason: 'no file of this workspace (deleted, another workspace’s or not an id)' };
+      try {
+        return await digestFile(file, await deps.storage.getToFile(m.objectKey, file));
+      } catch (err) {
+        return { ok: false, reason: `not in the object store (${(err as Error).message})` };
+      }
+    };
+
     const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
-      const packed = await packAssets(refs, { ...deps, dir });
+      const packed = await packAssets(refs, { ...deps, dir, readStored });
       for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
-      // Media fields point at the packaged files (a file that could not be packaged keeps its URL); course.json
-      // keeps the original URLs (the course's backup).
+      // Media fields point at the packaged files: an http(s) file that could not be packaged keeps its URL, a
+      // `media://` one resolves nowhere (the player's labelled placeholder); a packaged upload carries its size
+      // and placeholder (its variants stay out: docs/scorm.md "Media"). course.json keeps the original references
+      // (the course's backup).
       const playerCourse = await buildLearnerCourse(source, {
         answerKeys: 'kept',
-        mediaUrl: (ref) => (packable(ref) ? (packed.names.get(ref.url) ?? ref.url) : ref.url),
+        mediaUrl: (ref) => {
+          if (!packable(ref)) return ref.url;
+          const name = packed.names.get(ref.url);
+          const id = mediaIdOf(ref.url);
+          if (id === null) return name ?? ref.url;
+          if (!name) return { url: null };
+          const m = uploads.get(id);
+          if (ref.use !== 'image' || !m) return name;
+          return {
+            url: name,
+            ...(m.width && m.height ? { width: m.width, height: m.height } : {}),
+            ...(m.placeholder ? { placeholder: m.placeholder } : {}),
+          };
+        },
       });
       const config: ScormPlayerConfig = {
         mode: 'scorm',
@@ -287,7 +325,7 @@ export function scormExportJob(deps: ScormExportDeps): JobWorkerOptions<typeof S
 
 /** The export worker alone, with its own settings (tests; `lectern worker scorm` runs the registry's entries). */
 export function startScormExportWorker(
-  deps: JobWorkerDeps & { storage: Pick<Storage, 'get' | 'putFile'> },
+  deps: JobWorkerDeps & { storage: Pick<Storage, 'getToFile' | 'putFile'> },
   settings: ScormExportSettings & { concurrency?: number },
 ): Promise<JobWorkerHandle> {
   const { concurrency, ...rest } = settings;

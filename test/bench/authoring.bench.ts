@@ -1,10 +1,11 @@
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
 import { UpdateCourse } from '@lectern/contracts';
+import type { RequestBody } from '@lectern/client';
 import { validateScreens } from '@lectern/courses';
 import { parseCourseCsv, startCsvWorker } from '@lectern/csv-import';
 import { makeWorkspace, startTestApp, testRuntime } from '../support/context.js';
-import { call } from '../support/http.js';
+import { call, clientFor } from '../support/http.js';
 import { csvText } from '../support/csv.js';
 
 /**
@@ -84,13 +85,11 @@ export async function run(): Promise<Record<string, unknown>> {
 
     // ---------------------------------------------------------------- (a) PATCH
     const screens = parseCourseCsv(courseCsv(300, 10)).screens;
-    const created = await call<{ data: { id: string } }>(app.base, 'POST', '/courses', {
-      key: ws.key,
-      body: { title: 'Bench course', screens },
+    // A failed creation throws a LecternError naming its status and code.
+    const created = await clientFor(app, ws.key).createCourse({
+      body: { title: 'Bench course', screens } as RequestBody<'createCourse'>,
     });
-    if (created.status !== 201)
-      throw new Error(`course create failed: ${created.status} ${created.text.slice(0, 300)}`);
-    const courseId = created.body.data.id;
+    const courseId = created.data.id;
     // Each PATCH changes one paragraph, so every write is a real one (new content hash).
     const bodyFor = (i: number) => {
       const copy = structuredClone(screens);

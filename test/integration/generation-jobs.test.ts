@@ -5,6 +5,7 @@ import { runJobWorker } from '@lectern/jobs';
 import { boundQuery, type EntityManager } from '@lectern/db';
 import { generationJob } from '@lectern/generation';
 import { GenerationEnv, parseEnv } from '@lectern/config';
+import type { Schemas } from '@lectern/client';
 import {
   makeWorkspace,
   startTestApp,
@@ -13,20 +14,10 @@ import {
   type TestWorkers,
   type TestWorkspace,
 } from '../support/context.js';
-import { call, waitFor } from '../support/http.js';
+import { call, clientFor, waitFor } from '../support/http.js';
 import { goodCourse, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 
-interface Job {
-  id: string;
-  status: string;
-  courseId: string | null;
-  error: string | null;
-  locale: string;
-  screensTarget: number;
-  droppedBlocks: { screenId: string; blockId: string | null; type: string | null; reasons: string[] }[];
-  createdAt: string;
-  completedAt: string | null;
-}
+type Job = Schemas['GenerationJob'];
 
 // Long enough for a loaded machine's first job; the hang test waits it out once.
 const DEADLINE_MS = 8000;
@@ -47,11 +38,12 @@ describe('generation: POST /generate → generation worker → a draft course (f
   }
 
   async function finished(id: string, key = ws.key): Promise<Job> {
+    const lectern = clientFor(app, key);
     return waitFor(
       async () => {
-        const res = await call<{ data: Job }>(app.base, 'GET', `/generate/${id}`, { key });
-        expect(res.status, res.text).to.equal(200);
-        return ['completed', 'failed'].includes(res.body.data.status) ? res.body.data : undefined;
+        // A non-2xx answer throws: waitFor retries it and reports it when time runs out.
+        const { data } = await lectern.getGenerationJob({ params: { id } });
+        return ['completed', 'failed'].includes(data.status) ? data : undefined;
       },
       { timeoutMs: 30_000 },
     );
@@ -122,18 +114,16 @@ describe('generation: POST /generate → generation worker → a draft course (f
       expect(job.error).to.equal(null);
       expect(job.droppedBlocks).to.deep.equal([]);
       expect(job.completedAt).to.be.a('string');
-      const course = await call<{
-        data: Record<string, unknown> & { screens: { id: string; blocks: { id: string }[] }[] };
-      }>(app.base, 'GET', `/courses/${job.courseId}`, { key: ws.key });
-      expect(course.body.data).to.include({
+      const course = await clientFor(app, ws.key).getCourse({ params: { id: String(job.courseId) } });
+      expect(course.data).to.include({
         status: 'draft',
         sourceKind: 'generated',
         locale: 'en',
         direction: 'ltr',
       });
-      expect(course.body.data.title).to.equal('Photosynthesis basics');
-      expect(course.body.data.screens).to.have.length(3);
-      const ids = course.body.data.screens.flatMap((s) => [s.id, ...s.blocks.map((b) => b.id)]);
+      expect(course.data.title).to.equal('Photosynthesis basics');
+      expect(course.data.screens).to.have.length(3);
+      const ids = course.data.screens.flatMap((s) => [s.id, ...s.blocks.map((b) => b.id)]);
       expect(new Set(ids).size, 'ids made unique by the worker').to.equal(ids.length);
 
       expect(llm.requests).to.have.length(1);
@@ -158,13 +148,8 @@ describe('generation: POST /generate → generation worker → a draft course (f
       llm.answer = () => json(goodCourse(5));
       const job = await run({ prompt: 'Five screens offered', screensTarget: 2 });
       expect(job.status).to.equal('completed');
-      const course = await call<{ data: { screens: unknown[] } }>(
-        app.base,
-        'GET',
-        `/courses/${job.courseId}`,
-        { key: ws.key },
-      );
-      expect(course.body.data.screens).to.have.length(2);
+      const course = await clientFor(app, ws.key).getCourse({ params: { id: String(job.courseId) } });
+      expect(course.data.screens).to.have.length(2);
     });
 
     it('locale ar → direction rtl; he-IL and fa too; locale is stored canonical', async () => {
@@ -177,13 +162,8 @@ describe('generation: POST /generate → generation worker → a draft course (f
         llm.answer = () => json(goodCourse(1));
         const job = await run({ prompt: 'Greetings', locale });
         expect(job.status).to.equal('completed');
-        const course = await call<{ data: { direction: string; locale: string } }>(
-          app.base,
-          'GET',
-          `/courses/${job.courseId}`,
-          { key: ws.key },
-        );
-        expect(course.body.data, locale).to.include({ direction: dir, locale });
+        const course = await clientFor(app, ws.key).getCourse({ params: { id: String(job.courseId) } });
+        expect(course.data, locale).to.include({ direction: dir, locale });
       }
     });
   });
@@ -221,13 +201,8 @@ describe('generation: POST /generate → generation worker → a draft course (f
       expect(job.droppedBlocks[3]!.reasons[0]).to.match(/^type_not_allowed/);
       expect(job.droppedBlocks[4]!.reasons[0]).to.match(/^unknown_type/);
       for (const d of job.droppedBlocks) expect(d.reasons.length).to.be.greaterThan(0);
-      const stored = await call<{ data: { screens: { blocks: { type: string }[] }[] } }>(
-        app.base,
-        'GET',
-        `/courses/${job.courseId}`,
-        { key: ws.key },
-      );
-      expect(stored.body.data.screens[0]!.blocks.map((b) => b.type)).to.deep.equal([
+      const stored = await clientFor(app, ws.key).getCourse({ params: { id: String(job.courseId) } });
+      expect(stored.data.screens[0]!.blocks.map((b) => b.type)).to.deep.equal([
         'heading',
         'text',
         'quiz_single_choice',

@@ -6,7 +6,7 @@ import { runJobWorker, type JobWorkerHandle } from '@lectern/jobs';
 import { generationJob } from '@lectern/generation';
 import { GenerationEnv, parseEnv } from '@lectern/config';
 import { makeWorkspace, startTestApp, type TestApp, type TestWorkspace } from '../support/context.js';
-import { call, waitFor } from '../support/http.js';
+import { call, clientFor, waitFor } from '../support/http.js';
 import { REPO_ROOT, envFor } from '../support/spine.js';
 import { goodCourse, startFakeLlm, type FakeLlm } from '../support/fake-llm.js';
 
@@ -71,17 +71,11 @@ describe('generation: a worker killed mid-job', function () {
 
       const cfg = parseEnv([GenerationEnv], env);
       worker = await runJobWorker(app.rt, { ...generationJob({ cfg, allowPrivate: true }), ackWaitMs });
+      const lectern = clientFor(app, ws.key);
       const job = await waitFor(
         async () => {
-          const got = await call<{ data: { status: string; courseId: string | null } }>(
-            app.base,
-            'GET',
-            `/generate/${id}`,
-            { key: ws.key },
-          );
-          return got.body.data.status === 'completed' || got.body.data.status === 'failed'
-            ? got.body.data
-            : undefined;
+          const { data } = await lectern.getGenerationJob({ params: { id } });
+          return data.status === 'completed' || data.status === 'failed' ? data : undefined;
         },
         { timeoutMs: 30_000 },
       );

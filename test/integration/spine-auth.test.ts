@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { z } from 'zod';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
-import { call, type Res } from '../support/http.js';
+import { call, clientFor, type Res } from '../support/http.js';
 import { rawHttp, startCustomApp, type CustomApp } from '../support/spine.js';
 import { createHash } from 'node:crypto';
 import { revokeKey } from '@lectern/admin';
@@ -198,8 +198,8 @@ describe('spine: authentication (SPEC "Authentication")', () => {
         expect(ok.status, `${method} with a write key`).to.equal(200);
       }
       // Nothing was written by the refused requests.
-      const list = await call<{ data: unknown[] }>(app.base, 'GET', '/identities', { key: ws.key });
-      expect(list.body.data).to.have.length(0);
+      const list = await clientFor(app, ws.key).listIdentities();
+      expect(list.data).to.have.length(0);
     });
   });
 
@@ -235,10 +235,8 @@ describe('spine: authentication (SPEC "Authentication")', () => {
       expect(bulk.status).to.equal(200);
       expect(bulk.body.data.deleted).to.equal(0);
       // Searching does not see it either.
-      const search = await call<{ data: unknown[] }>(app.base, 'GET', '/identities?search=mine', {
-        key: b.key,
-      });
-      expect(search.body.data).to.have.length(0);
+      const search = await clientFor(app, b.key).listIdentities({ query: { search: 'mine' } });
+      expect(search.data).to.have.length(0);
 
       const still = await call(app.base, 'GET', `/identities/${id}`, { key: a.key });
       expect(still.status).to.equal(200);

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { makeWorkspace, type TestWorkspace } from '../support/context.js';
-import { call, type Res } from '../support/http.js';
+import { call, clientFor, type Res } from '../support/http.js';
 import { startCustomApp, type CustomApp } from '../support/spine.js';
 
 const MiB = 1024 * 1024;
@@ -382,11 +382,8 @@ describe('spine: the envelope and errors (SPEC "Errors")', () => {
   });
 
   it('a DELETE success is 204 with an empty body', async () => {
-    const created = await call<{ data: { id: string } }>(app.base, 'POST', '/identities', {
-      key: ws.key,
-      body: { externalId: 'to-delete' },
-    });
-    const res = await call(app.base, 'DELETE', `/identities/${created.body.data.id}`, { key: ws.key });
+    const created = await clientFor(app, ws.key).upsertIdentity({ body: { externalId: 'to-delete' } });
+    const res = await call(app.base, 'DELETE', `/identities/${created.data.id}`, { key: ws.key });
     expect(res.status).to.equal(204);
     expect(res.text).to.equal('');
   });

@@ -6,7 +6,7 @@ import {
   type TestApp,
   type TestWorkspace,
 } from '../support/context.js';
-import { call, waitFor } from '../support/http.js';
+import { call, clientFor, waitFor } from '../support/http.js';
 import { outboxOf, readStream } from '../support/spine.js';
 import { boundQuery } from '@lectern/db';
 
@@ -76,33 +76,22 @@ describe('spine: identities (SPEC "Identities")', () => {
 
     it('a field left out keeps its value; null clears it', async () => {
       const ws = await fresh();
-      await call(app.base, 'POST', '/identities', {
-        key: ws.key,
+      const lectern = clientFor(app, ws.key);
+      await lectern.upsertIdentity({
         body: { externalId: 'keep', name: 'Keep Me', email: 'keep@example.com' },
       });
-      const nameOnly = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'keep', name: 'Renamed' },
-      });
-      expect(nameOnly.body.data).to.include({ name: 'Renamed', email: 'keep@example.com' });
+      const nameOnly = await lectern.upsertIdentity({ body: { externalId: 'keep', name: 'Renamed' } });
+      expect(nameOnly.data).to.include({ name: 'Renamed', email: 'keep@example.com' });
       const nothing = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
         key: ws.key,
         body: { externalId: 'keep' },
       });
       expect(nothing.status).to.equal(200);
       expect(nothing.body.data).to.include({ name: 'Renamed', email: 'keep@example.com' });
-      const cleared = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'keep', email: null },
-      });
-      expect(cleared.body.data).to.include({ name: 'Renamed', email: null });
-      const fetched = await call<{ data: IdentityDto }>(
-        app.base,
-        'GET',
-        `/identities/${cleared.body.data.id}`,
-        { key: ws.readKey },
-      );
-      expect(fetched.body.data).to.deep.equal(cleared.body.data);
+      const cleared = await lectern.upsertIdentity({ body: { externalId: 'keep', email: null } });
+      expect(cleared.data).to.include({ name: 'Renamed', email: null });
+      const fetched = await clientFor(app, ws.readKey).getIdentity({ params: { id: cleared.data.id } });
+      expect(fetched.data).to.deep.equal(cleared.data);
     });
 
     it('the same externalId in two workspaces is two identities', async () => {
@@ -140,14 +129,11 @@ describe('spine: identities (SPEC "Identities")', () => {
   describe('get and delete by id', () => {
     it('GET returns it; DELETE 204 then 404, and GET 404', async () => {
       const ws = await fresh();
-      const created = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'gone' },
-      });
-      const id = created.body.data.id;
-      const got = await call<{ data: IdentityDto }>(app.base, 'GET', `/identities/${id}`, { key: ws.key });
-      expect(got.status).to.equal(200);
-      expect(got.body.data).to.deep.equal(created.body.data);
+      const created = await clientFor(app, ws.key).upsertIdentity({ body: { externalId: 'gone' } });
+      const id = created.data.id;
+      // The client throws on an error; the contract check refuses any success but the documented 200.
+      const got = await clientFor(app, ws.key).getIdentity({ params: { id } });
+      expect(got.data).to.deep.equal(created.data);
 
       const del = await call(app.base, 'DELETE', `/identities/${id}`, { key: ws.key });
       expect(del.status).to.equal(204);
@@ -199,8 +185,7 @@ describe('spine: identities (SPEC "Identities")', () => {
 
     it('mixed: 201 with created/updated counts; a field left out keeps its value', async () => {
       const ws = await fresh();
-      await call(app.base, 'POST', '/identities', {
-        key: ws.key,
+      await clientFor(app, ws.key).upsertIdentity({
         body: { externalId: 'old-1', name: 'Old', email: 'old@example.com' },
       });
       const res = await call<BulkResult>(app.base, 'POST', '/identities/bulk', {
@@ -233,10 +218,8 @@ describe('spine: identities (SPEC "Identities")', () => {
 
     it('a repeated externalId → 400 naming it, and NOTHING is written (not even the other rows)', async () => {
       const ws = await fresh();
-      await call(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'exists', name: 'Before' },
-      });
+      const lectern = clientFor(app, ws.key);
+      await lectern.upsertIdentity({ body: { externalId: 'exists', name: 'Before' } });
       const before = await outboxOf(em(), ws.id);
       const res = await call<{ error: string; message: string; issues: { path: unknown[] }[] }>(
         app.base,
@@ -259,19 +242,18 @@ describe('spine: identities (SPEC "Identities")', () => {
       expect(res.body.message).to.include('dup');
       expect(res.body.issues.map((i) => i.path)).to.deep.include(['identities', 3, 'externalId']);
       expect(await countIn(ws.id)).to.equal(1);
-      const list = await call<{ data: IdentityDto[] }>(app.base, 'GET', '/identities', { key: ws.key });
-      expect(list.body.data.map((i) => [i.externalId, i.name])).to.deep.equal([['exists', 'Before']]);
+      const list = await lectern.listIdentities();
+      expect(list.data.map((i) => [i.externalId, i.name])).to.deep.equal([['exists', 'Before']]);
       expect(await outboxOf(em(), ws.id)).to.have.length(before.length);
     });
   });
 
   describe('bulk delete (keys in the body)', () => {
     async function seed(ws: TestWorkspace, n: number) {
-      const res = await call<BulkResult>(app.base, 'POST', '/identities/bulk', {
-        key: ws.key,
+      const res = await clientFor(app, ws.key).upsertIdentitiesInBulk({
         body: { identities: Array.from({ length: n }, (_, i) => ({ externalId: `d-${i}` })) },
       });
-      return res.body.data.identities;
+      return res.data.identities;
     }
 
     it('by externalIds: deleted counts only rows removed; unknown keys are not errors', async () => {
@@ -314,11 +296,10 @@ describe('spine: identities (SPEC "Identities")', () => {
     it('ids and externalIds together; a row named twice is counted once', async () => {
       const ws = await fresh();
       const rows = await seed(ws, 4);
-      const res = await call<BulkDeleteResult>(app.base, 'DELETE', '/identities/bulk', {
-        key: ws.key,
+      const res = await clientFor(app, ws.key).deleteIdentitiesInBulk({
         body: { ids: [rows[0].id, rows[1].id], externalIds: [rows[1].externalId, rows[2].externalId] },
       });
-      expect(res.body.data.deleted).to.equal(3);
+      expect(res.data.deleted).to.equal(3);
       expect(await countIn(ws.id)).to.equal(1);
     });
 
@@ -361,27 +342,24 @@ describe('spine: identities (SPEC "Identities")', () => {
   describe('identity.created', () => {
     it('is written to the outbox on first creation only, with the SPEC payload', async () => {
       const ws = await fresh();
-      const created = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
-        key: ws.key,
+      const lectern = clientFor(app, ws.key);
+      const created = await lectern.upsertIdentity({
         body: { externalId: 'ev-1', name: 'Eve', email: 'eve@example.com' },
       });
-      await call(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'ev-1', name: 'Eve 2' },
-      });
+      await lectern.upsertIdentity({ body: { externalId: 'ev-1', name: 'Eve 2' } });
       const rows = await outboxOf(em(), ws.id);
       expect(rows).to.have.length(1);
       expect(rows[0].type).to.equal('identity.created');
       expect(rows[0].data).to.deep.equal({
-        identity: { id: created.body.data.id, externalId: 'ev-1', name: 'Eve', email: 'eve@example.com' },
+        identity: { id: created.data.id, externalId: 'ev-1', name: 'Eve', email: 'eve@example.com' },
       });
     });
 
     it('bulk: one event per row actually created, none for updates', async () => {
       const ws = await fresh();
-      await call(app.base, 'POST', '/identities', { key: ws.key, body: { externalId: 'pre' } });
-      const res = await call<BulkResult>(app.base, 'POST', '/identities/bulk', {
-        key: ws.key,
+      const lectern = clientFor(app, ws.key);
+      await lectern.upsertIdentity({ body: { externalId: 'pre' } });
+      const res = await lectern.upsertIdentitiesInBulk({
         body: {
           identities: [
             { externalId: 'pre', name: 'Updated' },
@@ -390,22 +368,21 @@ describe('spine: identities (SPEC "Identities")', () => {
           ],
         },
       });
-      expect(res.body.data.created).to.equal(2);
+      expect(res.data.created).to.equal(2);
       const rows = await outboxOf(em(), ws.id);
       expect(rows.map((r) => (r.data as Envelope['data']).identity.externalId).sort()).to.deep.equal([
         'bk-1',
         'bk-2',
         'pre',
       ]);
-      const bk1 = res.body.data.identities.find((i) => i.externalId === 'bk-1')!;
+      const bk1 = res.data.identities.find((i) => i.externalId === 'bk-1')!;
       expect(
         rows.find((r) => (r.data as Envelope['data']).identity.externalId === 'bk-1')!.data,
       ).to.deep.equal({
         identity: { id: bk1.id, externalId: 'bk-1', name: 'One', email: null },
       });
       // A second identical bulk creates nothing, so it records nothing.
-      await call(app.base, 'POST', '/identities/bulk', {
-        key: ws.key,
+      await lectern.upsertIdentitiesInBulk({
         body: { identities: [{ externalId: 'bk-1' }, { externalId: 'bk-2' }] },
       });
       expect(await outboxOf(em(), ws.id)).to.have.length(3);
@@ -413,12 +390,9 @@ describe('spine: identities (SPEC "Identities")', () => {
 
     it('is published to the EVENTS stream once per event id, with the envelope', async () => {
       const ws = await fresh();
-      const single = await call<{ data: IdentityDto }>(app.base, 'POST', '/identities', {
-        key: ws.key,
-        body: { externalId: 'js-1', name: 'Jet' },
-      });
-      await call(app.base, 'POST', '/identities/bulk', {
-        key: ws.key,
+      const lectern = clientFor(app, ws.key);
+      const single = await lectern.upsertIdentity({ body: { externalId: 'js-1', name: 'Jet' } });
+      await lectern.upsertIdentitiesInBulk({
         body: { identities: [{ externalId: 'js-2' }, { externalId: 'js-3', email: 'j3@example.com' }] },
       });
       const rows = await waitFor(
@@ -449,7 +423,7 @@ describe('spine: identities (SPEC "Identities")', () => {
       }
       const js1 = mine.find((m) => m.body.data.identity.externalId === 'js-1')!;
       expect(js1.body.data.identity).to.deep.equal({
-        id: single.body.data.id,
+        id: single.data.id,
         externalId: 'js-1',
         name: 'Jet',
         email: null,

@@ -1,3 +1,4 @@
+import { LecternClient } from '@lectern/client';
 import { checkContract } from './contract.js';
 
 export interface Res<T = Record<string, unknown>> {
@@ -33,6 +34,32 @@ export async function call<T = Record<string, unknown>>(
   }
   await checkContract(base + path, method, res.status, res.headers.get('content-type'), parsed);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/**
+ * The typed client (@lectern/client) on a test app (or a base URL) with `key`, for tests about the result of an
+ * operation. Its answers get the same contract check as `call`'s. Tests about the wire itself (exact statuses,
+ * headers, malformed bodies, error envelopes) keep `call`, which sends exactly what they say and retries nothing.
+ */
+export function clientFor(app: { base: string } | string, key?: string): LecternClient {
+  return new LecternClient({
+    baseUrl: typeof app === 'string' ? app : app.base,
+    apiKey: key,
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      const text = await res.clone().text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: leave as text
+      }
+      const url = input instanceof Request ? input.url : String(input);
+      const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+      await checkContract(url, method, res.status, res.headers.get('content-type'), parsed);
+      return res;
+    },
+  });
 }
 
 /** Polls `fn` until it returns a truthy value; sleeps between polls, never a bare sleep for sync. */

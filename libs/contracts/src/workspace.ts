@@ -5,12 +5,10 @@ export const Me = z
     workspace_id: z.string(),
     workspace_name: z.string(),
     plan: z.string(),
-    key_scope: z
-      .enum(['read', 'write'])
-      .meta({
-        description:
-          "the calling key's scope: `read` keys may only GET (the tool server lists only read tools)",
-      }),
+    key_scope: z.enum(['read', 'write']).meta({
+      description:
+        "the calling key's scope: `read` keys may only GET (the tool server lists only read tools)",
+    }),
     generations_used: z
       .number()
       .int()

@@ -144,9 +144,7 @@ describe('webhooks: faults mid-burst', function () {
     });
   });
   it('a worker process killed between claims and outcomes: every event arrives, none delivered without a 2xx', async () => {
-    // Requests 10–19 are held open, so the worker is surely killed with leased rows whose outcome is not recorded:
-    // rows the fan-out leased to it as it wrote them (the burst fits the endpoint's lease bound), some mid-POST,
-    // the rest not yet sent. Their leases run out and another worker attempts them.
+    // Requests 10–19 are held open, so the worker is surely killed with claimed rows whose outcome is not recorded.
     const answered = new Map<string, number[]>();
     const receiver = await new Receiver((got, n) => {
       if (n >= 10 && n < 20) return 'hang';

@@ -220,11 +220,6 @@ export function startDispatcher(deps: {
   limits: ClaimLimits;
   /** Poll for rows that became due (retries) at this interval. */
   pollMs: number;
-  /**
-   * The least time between the end of a claim and a kicked one (`startPoller`'s `kickGapMs`): under a stream of
-   * kicks (one per attempt settled) the slots freed meanwhile are claimed together, in one larger claim.
-   */
-  kickGapMs?: number;
   /** Free local slots: rows this worker can take now. */
   room(): number;
   /** Takes the claimed rows (starts their attempts), leased at `leasedAt` (performance.now()); must not throw. */
@@ -250,7 +245,6 @@ export function startDispatcher(deps: {
       return want > 0 && n >= want && deps.room() > 0;
     },
     intervalMs: deps.pollMs,
-    kickGapMs: deps.kickGapMs,
     onError: (err) => log.warn({ err }, 'webhook dispatcher pass failed; will retry'),
   });
   return {

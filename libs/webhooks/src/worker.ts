@@ -1,7 +1,6 @@
 /**
- * The webhook worker: the fan-out consumer on EVENTS (one delivery row per subscribed endpoint, leased to this
- * worker as it is written when it has room), the dispatcher (claims due rows from PostgreSQL: retries, and new rows
- * the fan-out could not lease) and the sender (attempts the leased rows in this process). Run any number of
+ * The webhook worker: the fan-out consumer on EVENTS (one delivery row per subscribed endpoint), the dispatcher
+ * (claims due rows from PostgreSQL) and the sender (attempts the claimed rows in this process). Run any number of
  * copies; they share the fan-out durable and claim rows with SKIP LOCKED, under short leases that a dead worker's
  * rows outlive by seconds only.
  */
@@ -59,12 +58,6 @@ export const FANOUT_CONSUMER: ConsumerSpec = {
 export function claimLeaseSec(timeoutMs: number): number {
   return Math.ceil(timeoutMs / 1000) + 10;
 }
-/**
- * Claims kicked by settled attempts run at most once per this many ms (a kick after a quiet spell claims at once):
- * a claim per few attempts settled made ~27 rows per claim in a burst, each claim a planned statement of its own
- * (test/bench/README.md "webhooks"). An endpoint's 128 leased rows cover far more than this at its 16 requests.
- */
-const CLAIM_KICK_GAP_MS = 25;
 /** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
 const SLOW_AFTER_SEC = 2;
 
@@ -105,24 +98,19 @@ export async function startWebhookWorker(
     onSettled: () => dispatcher.kick(),
     onAttempt: (r) => metrics?.webhookAttempt(r.outcome, r.durationMs),
   });
-  const limits = {
-    perEndpoint: opts.perEndpointInFlight ?? 128,
-    perSlowEndpoint: perEndpointRequests,
-    slowAfterSec: SLOW_AFTER_SEC,
-    maxInFlight: opts.maxInFlight ?? 4096,
-    batch: 256,
-    leaseSec,
-  };
-  /** Slots promised to fan-out statements under way (they may lease that many rows). */
-  let reserved = 0;
-  const room = () => concurrency - sender.held() - reserved;
   const dispatcher = startDispatcher({
     orm,
     log,
     pollMs: opts.pollMs ?? 250,
-    kickGapMs: CLAIM_KICK_GAP_MS,
-    limits,
-    room,
+    limits: {
+      perEndpoint: opts.perEndpointInFlight ?? 128,
+      perSlowEndpoint: perEndpointRequests,
+      slowAfterSec: SLOW_AFTER_SEC,
+      maxInFlight: opts.maxInFlight ?? 4096,
+      batch: 256,
+      leaseSec,
+    },
+    room: () => concurrency - sender.held(),
     hand: (rows, leasedAt) => {
       for (const row of rows) void sender.take(row, leasedAt);
     },
@@ -131,19 +119,9 @@ export async function startWebhookWorker(
 
   const fanOut = new Batcher(
     async (envelopes: EventEnvelope[]) => {
-      // New deliveries are leased to this worker as they are written, within the claim's bounds and its free
-      // slots: no claim statement for a first attempt. Rows past those bounds wait for the dispatcher.
-      const take = Math.max(0, Math.min(limits.batch, room()));
-      reserved += take;
-      try {
-        const leasedAt = performance.now();
-        const { created, claimed } = await fanOutEvents(orm.em.fork(), envelopes, { limits, room: take });
-        for (const row of claimed) void sender.take(row, leasedAt);
-        if (created.reduce((a, b) => a + b, 0) > claimed.length) dispatcher.kick();
-        return created;
-      } finally {
-        reserved -= take;
-      }
+      const created = await fanOutEvents(orm.em.fork(), envelopes);
+      if (created.some((n) => n > 0)) dispatcher.kick();
+      return created;
     },
     // Events arrive from the stream in bursts: waiting a moment for company makes a burst a few large batches.
     { maxBatch: 256, parallel: 2, lingerMs: 2 },

@@ -146,7 +146,10 @@ describe('certificates in the journey: kept after a retake, the API download, th
         courseId,
         identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
       });
-      expect(reopened.completion.result).to.deep.equal({ score: 100, passed: true, attempt: 1 });
+      // (with the finished pass's review: docs/player-api.md "Review")
+      const { review, ...result } = reopened.completion.result!;
+      expect(result).to.deep.equal({ score: 100, passed: true, attempt: 1 });
+      expect(review).to.be.an('array').that.is.not.empty;
       expect(reopened.completion.certificate?.serial).to.equal(serial);
 
       await retake(run);
@@ -161,7 +164,7 @@ describe('certificates in the journey: kept after a retake, the API download, th
         courseId,
         identity: await signIdentity(ek, { name: 'Ada Lovelace' }, { sub: 'ada' }),
       });
-      expect(reopenedAfter.completion.result).to.deep.equal({ score: 50, passed: false, attempt: 2 });
+      expect(reopenedAfter.completion.result).to.deep.include({ score: 50, passed: false, attempt: 2 });
       expect(reopenedAfter.completion.certificate).to.deep.equal({
         serial,
         verifyUrl: `${app.rt.cfg.PUBLIC_URL}/verify/${serial}`,

@@ -160,6 +160,7 @@ const PUBLISHED: Record<string, string> = {
   'POST /player/v1/runs/{completionId}/events': 'reportRunEvents',
   'POST /player/v1/runs/{completionId}/retake': 'retakeRun',
   'GET /player/v1/runs/{completionId}/certificate': 'getRunCertificate',
+  'GET /player/v1/runs/{completionId}/polls/{blockId}': 'getRunPollResults',
   'POST /api/v1/generate': 'createGenerationJob',
   'GET /api/v1/generate/{id}': 'getGenerationJob',
 };

@@ -13,6 +13,7 @@ import { CONCEPTS, type PlayerCourse } from '@lectern/player';
 import {
   OUTPUT_DIR,
   buildPlayerOnce,
+  contrastInPage,
   inPage,
   installPageHelpers,
   launchChromium,
@@ -39,16 +40,6 @@ function course(screens: Screen[], extra: Partial<PlayerCourse> = {}): PlayerCou
 }
 
 const arabic = { direction: 'rtl', locale: 'ar', title: 'السلامة' } as const;
-
-/** Contrast ratio of two CSS colours as the page resolves them (WCAG relative luminance). */
-const CONTRAST = `(function (a, b) {
-  var c = document.createElement('canvas').getContext('2d');
-  function rgb(css) { c.clearRect(0, 0, 1, 1); c.fillStyle = css; c.fillRect(0, 0, 1, 1); return c.getImageData(0, 0, 1, 1).data; }
-  function lum(p) { var v = [0, 1, 2].map(function (i) { var s = p[i] / 255; return s <= 0.03928 ? s / 12.92 : Math.pow((s + 0.055) / 1.055, 2.4); });
-    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; }
-  var x = lum(rgb(a)), y = lum(rgb(b));
-  return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
-})`;
 
 describe('player: RTL, the editorial masthead and video captions (Chromium)', function () {
   this.timeout(120_000);
@@ -248,9 +239,7 @@ describe('player: RTL, the editorial masthead and video captions (Chromium)', fu
         expect(header.progress[0]).to.be.greaterThan(40);
         expect(header.progress[1]).to.be.at.least(4);
         expect(header.value).to.be.greaterThan(0);
-        const contrast = (await page.evaluate(
-          `${CONTRAST}(${JSON.stringify(header.fill)}, ${JSON.stringify(header.bg)})`,
-        )) as number;
+        const contrast = await contrastInPage(page, header.fill, header.bg);
         expect(contrast, `${header.fill} on ${header.bg}`).to.be.at.least(3);
         expect(await seriousAxeViolations(page)).to.deep.equal([]);
         await shot(page, `editorial-header-${mode}-${dir}`);

@@ -12,7 +12,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core';
-import { playerAssets, playerPageHtml, type PlayerAssets, type PlayerCourse } from '@lectern/player';
+import {
+  contrastRatio,
+  playerAssets,
+  playerPageHtml,
+  type PlayerAssets,
+  type PlayerCourse,
+} from '@lectern/player';
 import { contentSecurityPolicy, newNonce } from '@lectern/api';
 
 const root = process.cwd();
@@ -240,4 +246,22 @@ export async function tabTo(page: Page, selector: string, max = 40): Promise<voi
     await page.keyboard.press('Tab');
   }
   throw new Error(`Tab never reached ${selector}`);
+}
+
+/**
+ * The contrast of two CSS colours as the page resolves them (any syntax the browser takes, through a canvas), by
+ * the player's own WCAG formula (`contrastRatio`).
+ */
+export async function contrastInPage(page: Page, a: string, b: string): Promise<number> {
+  const [x, y] = (await page.evaluate(
+    `(function (colours) {
+      var c = document.createElement('canvas').getContext('2d');
+      return colours.map(function (css) {
+        c.clearRect(0, 0, 1, 1); c.fillStyle = css; c.fillRect(0, 0, 1, 1);
+        var d = c.getImageData(0, 0, 1, 1).data;
+        return '#' + [d[0], d[1], d[2]].map(function (n) { return n.toString(16).padStart(2, '0'); }).join('');
+      });
+    })(${JSON.stringify([a, b])})`,
+  )) as [string, string];
+  return contrastRatio(x, y);
 }

@@ -18,7 +18,14 @@ import {
   type WorkspaceAccess,
 } from './limits.js';
 import { assertAnonymousAllowed, assertOriginAllowed, type PlayerAccess } from './player-access.js';
-import { indexCourse, materialOf, pickLocale, type CourseRow, type ServedTranslation } from './served.js';
+import {
+  indexCourse,
+  materialOf,
+  pickLocale,
+  type CourseIndex,
+  type CourseRow,
+  type ServedTranslation,
+} from './served.js';
 import { feedbackFor } from '@lectern/courses';
 import { reviewOfFinishedPass } from './run-state.js';
 import { buildLearnerCourse, type LearnerTheme, type MediaUrl } from './learner-course.js';
@@ -327,6 +334,9 @@ export async function openRun(
   });
 
   const runToken = await ports.tokens.sign({ completionId: row.id, workspaceId: workspace.id });
+  // The graded blocks of the served material, indexed once for the review and the feedback below (when either is due).
+  let index: CourseIndex | undefined;
+  const graded = () => (index ??= indexCourse(materialOf(course, translation).screens));
   return {
     created: row.inserted,
     result: {
@@ -350,12 +360,7 @@ export async function openRun(
                 // device): the same items the finishing batch answered.
                 ...(row.attempt === row.pass && row.content_hash === served.contentHash
                   ? {
-                      review: reviewOfFinishedPass(
-                        indexCourse(materialOf(course, translation).screens),
-                        row.answers,
-                        course,
-                        ports.answerKeySecret,
-                      ),
+                      review: reviewOfFinishedPass(graded(), row.answers, course, ports.answerKeySecret),
                     }
                   : {}),
               },
@@ -371,7 +376,7 @@ export async function openRun(
             }
           : {}),
         ...(course.quizFeedback === 'immediate' && Object.keys(row.answers).length > 0
-          ? { feedback: givenFeedback(course, translation, row.answers, ports.answerKeySecret) }
+          ? { feedback: givenFeedback(graded(), row.answers, ports.answerKeySecret) }
           : {}),
       },
       course: served,
@@ -385,12 +390,10 @@ export async function openRun(
  * Nothing more than the events call answered for the same answers.
  */
 function givenFeedback(
-  course: CourseRow,
-  translation: ServedTranslation | null,
+  idx: CourseIndex,
   answers: Record<string, unknown>,
   secret: string,
 ): { blockId: string; correct: boolean; explanation?: string; outcome?: string }[] {
-  const idx = indexCourse(materialOf(course, translation).screens);
   return idx.graded
     .filter((id) => Object.hasOwn(answers, id))
     .map((blockId) => {

@@ -1,6 +1,7 @@
 import * as Minio from 'minio';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
@@ -34,6 +35,13 @@ export interface Storage {
    * (a presigned URL, valid for `expirySeconds`) with the file as its body and a known Content-Length.
    */
   putFile(key: string, file: string, contentType?: string): Promise<number>;
+  /**
+   * Writes the bytes of `source` to `key` as they are read, for a body whose length is not known up front (an
+   * upload still arriving): what fits one part (`STREAM_PART_SIZE`) goes as one PUT, anything longer as an S3
+   * multipart upload, each part sent while the next is read (at most two parts in memory). When `source` throws,
+   * the multipart upload is aborted and nothing is stored. Returns the size.
+   */
+  putStream(key: string, source: AsyncIterable<Buffer>, contentType?: string): Promise<number>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   /** Streams an object to a file on disk (never held in memory); returns its size in bytes. */
@@ -54,6 +62,12 @@ interface LoopbackServer {
  * nothing we store exceeds the 100 MB SCORM limit, so every upload goes as one PUT.
  */
 const PART_SIZE = 128 * 1024 * 1024;
+
+/**
+ * Part size of `putStream`'s multipart uploads: S3's least (5 MiB), so an upload holds at most 10 MiB in memory
+ * (the part on the wire and the one being read) whatever its size; a 25 MB upload is five parts.
+ */
+export const STREAM_PART_SIZE = 5 * 1024 * 1024;
 
 const LOOPBACK_CORS =
   '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod>' +
@@ -82,6 +96,119 @@ async function refuseAnonymous(
 }
 
 /**
+ * The loopback store's answer to S3's AbortMultipartUpload (`DELETE /<bucket>/<key>?uploadId=…`), which s3rver
+ * lacks: the parts received so far are removed (s3rver keeps them in `<bucket>/.uploads/<id>`), so an upload
+ * refused mid-body leaves nothing behind here either, as it does in MinIO.
+ */
+function abortMultipart(directory: string) {
+  return async (
+    ctx: { method: string; path: string; query: Record<string, unknown>; status: number; body: unknown },
+    next: () => Promise<unknown>,
+  ): Promise<unknown> => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method !== 'DELETE' || typeof uploadId !== 'string') return next();
+    const bucket = decodeURIComponent(ctx.path.split('/')[1] ?? '');
+    if (!/^[0-9a-f]{32}$/.test(uploadId) || !/^[a-z0-9.-]{3,63}$/.test(bucket)) {
+      ctx.status = 404;
+      return undefined;
+    }
+    await rm(path.join(directory, bucket, '._S3rver_uploads', uploadId), { recursive: true, force: true });
+    ctx.status = 204;
+    ctx.body = null;
+    return undefined;
+  };
+}
+
+/**
+ * One PUT to a presigned address with a known Content-Length, the body streamed from `body` (a file's stream or
+ * chunks held in memory): no payload hash to compute (the URL is signed for an unsigned payload) and nothing
+ * buffered. Returns the ETag the store answered with.
+ */
+function signedPut(
+  address: string,
+  key: string,
+  body: Readable | Buffer[],
+  size: number,
+  contentType?: string,
+): Promise<string> {
+  const url = new URL(address);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise<string>((resolve, reject) => {
+    const req = transport.request(url, {
+      method: 'PUT',
+      headers: { 'Content-Length': size, ...(contentType ? { 'Content-Type': contentType } : {}) },
+    });
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) resolve(String(res.headers.etag ?? '').replace(/"/g, ''));
+        else
+          reject(new Error(`PUT ${key}: HTTP ${status} ${Buffer.concat(chunks).toString().slice(0, 500)}`));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (Array.isArray(body)) {
+      for (const chunk of body) req.write(chunk);
+      req.end();
+    } else pipeline(body, req).catch(reject);
+  });
+}
+
+/** What `completeQuickly` uses of s3rver's filesystem store (5.0.0, pinned). */
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+  putObjectMultipart(
+    bucket: string,
+    uploadId: string,
+    parts: { number: number; etag: string }[],
+  ): Promise<{ size: number; md5: string }>;
+}
+
+/**
+ * The loopback store's CompleteMultipartUpload, made what MinIO's and S3's are: the parts become the object without
+ * being read again. s3rver's own reads every part back, hashes the whole object and writes it anew, which on a
+ * 25 MB upload costs about as much as the upload itself (test/bench/README.md "media"). Here the first part's file
+ * is renamed into place and the others appended (no hashing); the ETag is S3's multipart one, the MD5 of the parts'
+ * MD5s and their count. A part missing or not matching its ETag is S3's InvalidPart.
+ */
+function completeQuickly(store: S3rverStore): void {
+  store.putObjectMultipart = async function (bucket, uploadId, parts) {
+    const uploadDir = path.join(store.getResourcePath(bucket, undefined, 'uploads'), uploadId);
+    const [key, metadata] = await Promise.all([
+      readFile(path.join(uploadDir, 'key'), 'utf8'),
+      readFile(path.join(uploadDir, 'metadata'), 'utf8').then((m) => JSON.parse(m) as unknown),
+    ]);
+    const sorted = [...parts].sort((a, b) => a.number - b.number);
+    const md5s = await Promise.all(
+      sorted.map(async (p) => {
+        const md5 = await readFile(path.join(uploadDir, `${p.number}.md5`), 'utf8').catch(() => '');
+        if (!md5 || md5 !== p.etag)
+          throw Object.assign(new Error(`InvalidPart: part ${p.number}`), { code: 'InvalidPart' });
+        return Buffer.from(md5, 'hex');
+      }),
+    );
+    const objectPath = store.getResourcePath(bucket, key, 'object');
+    await mkdir(path.dirname(objectPath), { recursive: true });
+    const assembling = `${objectPath}.${uploadId}`;
+    await rename(path.join(uploadDir, String(sorted[0]!.number)), assembling);
+    for (const p of sorted.slice(1))
+      await pipeline(
+        createReadStream(path.join(uploadDir, String(p.number)), { highWaterMark: 1024 * 1024 }),
+        createWriteStream(assembling, { flags: 'a' }),
+      );
+    await rename(assembling, objectPath);
+    const md5 = `${createHash('md5').update(Buffer.concat(md5s)).digest('hex')}-${sorted.length}`;
+    await store.putMetadata(bucket, key, metadata, md5);
+    await rm(uploadDir, { recursive: true, force: true });
+    return { size: (await stat(objectPath)).size, md5 };
+  };
+}
+
+/**
  * Connects the minio client to S3_ENDPOINT, or, when none is set, starts an S3-compatible
  * server on loopback (data under DATA_DIR/s3) and connects to that. One code path either way.
  */
@@ -107,7 +234,11 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     // Like a private bucket of MinIO or S3: a request that is not signed (no Authorization header, no presigned
     // query) gets 403, so an object's path alone fetches nothing. s3rver itself serves anonymous requests; Koa
     // composes its middleware when it starts listening, so this one runs first.
-    (server as unknown as { middleware: unknown[] }).middleware.unshift(refuseAnonymous);
+    (server as unknown as { middleware: unknown[] }).middleware.unshift(
+      refuseAnonymous,
+      abortMultipart(directory),
+    );
+    completeQuickly((server as unknown as { store: S3rverStore }).store);
     const addr = (await server.run()) as { port: number };
     endpoint = `http://127.0.0.1:${addr.port}`;
     loopback = server as LoopbackServer;
@@ -148,30 +279,60 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
     },
     async putFile(key, file, contentType = 'application/octet-stream') {
       const { size } = await stat(file);
-      const url = new URL(await client.presignedPutObject(bucket, key, 15 * 60));
-      const transport = url.protocol === 'https:' ? https : http;
-      await new Promise<void>((resolve, reject) => {
-        const req = transport.request(url, {
-          method: 'PUT',
-          headers: { 'Content-Length': size, 'Content-Type': contentType },
-        });
-        req.on('response', (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) resolve();
-            else
-              reject(
-                new Error(`PUT ${key}: HTTP ${status} ${Buffer.concat(chunks).toString().slice(0, 500)}`),
-              );
-          });
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-        pipeline(createReadStream(file), req).catch(reject);
-      });
+      const url = await client.presignedPutObject(bucket, key, 15 * 60);
+      await signedPut(url, key, createReadStream(file), size, contentType);
       return size;
+    },
+    async putStream(key, source, contentType = 'application/octet-stream') {
+      let held: Buffer[] = [];
+      let heldBytes = 0;
+      let total = 0;
+      let uploadId: string | undefined;
+      const etags: { part: number; etag: string }[] = [];
+      let inFlight: Promise<void> | undefined;
+      let parts = 0;
+      const sendPart = async (part: number, chunks: Buffer[], size: number) => {
+        const url = await client.presignedUrl('PUT', bucket, key, 15 * 60, {
+          partNumber: String(part),
+          uploadId: uploadId!,
+        });
+        const etag = await signedPut(url, key, chunks, size);
+        etags.push({ part, etag });
+      };
+      try {
+        for await (const chunk of source) {
+          held.push(chunk);
+          heldBytes += chunk.length;
+          total += chunk.length;
+          if (heldBytes < STREAM_PART_SIZE) continue;
+          uploadId ??= await client.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
+          // One part on the wire while the next is read: the read waits for the previous part, so a slow store
+          // holds the uploader back (TCP) instead of filling memory.
+          await inFlight;
+          inFlight = sendPart(++parts, held, heldBytes);
+          inFlight.catch(() => undefined);
+          held = [];
+          heldBytes = 0;
+        }
+        if (!uploadId) {
+          const url = await client.presignedPutObject(bucket, key, 15 * 60);
+          await signedPut(url, key, held, heldBytes, contentType);
+          return total;
+        }
+        await inFlight;
+        if (heldBytes > 0) await sendPart(++parts, held, heldBytes);
+        await client.completeMultipartUpload(
+          bucket,
+          key,
+          uploadId,
+          etags.sort((a, b) => a.part - b.part),
+        );
+        return total;
+      } catch (err) {
+        await inFlight?.catch(() => undefined);
+        if (uploadId) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
+        throw err;
+      }
     },
     async get(key) {
       return toBuffer(await client.getObject(bucket, key));

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { makeWorkspace, startTestApp, type TestApp } from '../support/context.js';
 import { api, expectIssue, expectNotFound, expectPlanRequired, expectStatus } from '../support/authoring.js';
 import { avSample, pngOf, rssGrowthDuring, uploadChunked, uploadForm } from '../support/media.js';
@@ -25,6 +27,9 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     for await (const o of stream as AsyncIterable<{ name: string }>) names.push(o.name);
     return names;
   };
+  /** Multipart uploads the loopback store still holds parts of (none once every upload completed or aborted). */
+  const pendingParts = async () =>
+    readdir(path.join(app.rt.cfg.DATA_DIR, 's3', app.rt.storage.bucket, '._S3rver_uploads')).catch(() => []);
   const rowsOf = async (wsId: string) =>
     (
       await boundQuery<{ n: string }>(em(), 'select count(*) as n from media where workspace_id = ?', [wsId])
@@ -176,6 +181,49 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
   });
 
+  it('kind sent after the file: the bytes are checked against it once the form ends; a mismatch is a 400 naming both and keeps nothing', async () => {
+    const { ws } = await workspace();
+    const png = await pngOf(8, 8);
+    const late = await uploadForm(app.base, ws.key, { kind: 'video', kindLast: true, file: { bytes: png } });
+    expectIssue(late, ['file'], 'kind_mismatch');
+    expect(late.body.message).to.include('video').and.include('PNG');
+    const badKind = await uploadForm(app.base, ws.key, { kind: 'pdf', kindLast: true, file: { bytes: png } });
+    expectIssue(badKind, ['kind']);
+    expect(await rowsOf(ws.id)).to.equal('0');
+    expect(await objectsOf(ws.id)).to.deep.equal([]);
+    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    const mp3 = await avSample('mp3');
+    const ok = await uploadForm(app.base, ws.key, { kind: 'audio', kindLast: true, file: { bytes: mp3 } });
+    expectStatus(ok, 201);
+    expect(ok.body.data.kind).to.equal('audio');
+    expect(ok.body.data.bytes).to.equal(mp3.length);
+  });
+
+  it('a refused type is refused from its first bytes: a 20 MB body that starts as SVG gets its 400 before it is all sent; nothing kept', async () => {
+    const { ws } = await workspace();
+    const total = 20 * 1024 * 1024;
+    const svg = Buffer.from(
+      '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'.padEnd(
+        8192,
+        ' ',
+      ),
+    );
+    const res = await uploadChunked<{ error: string; issues: { path: string[] }[] }>(
+      app.base,
+      ws.key,
+      total,
+      svg,
+    );
+    expect(res.status).to.equal(400);
+    expect(res.body.error).to.equal('invalid_request');
+    expect(res.body.issues[0]!.path).to.deep.equal(['file']);
+    // The sniffer reads the first 4,100 bytes; what was written by then is those plus what the sockets buffer.
+    expect(res.sentAtAnswer, `${res.sentAtAnswer} bytes written when the 400 arrived`).to.be.below(total / 2);
+    expect(await rowsOf(ws.id)).to.equal('0');
+    expect(await objectsOf(ws.id)).to.deep.equal([]);
+    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+  });
+
   it('a polyglot that starts as a GIF is stored as image/gif and served as image/gif, never as HTML', async () => {
     const { ws } = await workspace();
     const gif = await sharp1x1Gif();
@@ -225,6 +273,8 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(grewMb, `RSS grew ${grewMb.toFixed(1)} MB`).to.be.below(36);
     expect(await rowsOf(ws.id)).to.equal('0');
     expect(await objectsOf(ws.id)).to.deep.equal([]);
+    // The parts sent before the cut-off went with the aborted multipart upload.
+    expect(await pendingParts()).to.deep.equal([]);
     expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
   });
 

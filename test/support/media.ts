@@ -21,12 +21,14 @@ export async function uploadForm(
   parts: {
     file?: { bytes: Buffer; name?: string; type?: string };
     kind?: string;
+    /** Send `kind` after the file (a form built in that order): the type is then checked once the form ends. */
+    kindLast?: boolean;
     extra?: Record<string, string>;
     headers?: Record<string, string>;
   },
 ): Promise<MediaRes> {
   const form = new FormData();
-  if (parts.kind !== undefined) form.append('kind', parts.kind);
+  if (parts.kind !== undefined && !parts.kindLast) form.append('kind', parts.kind);
   for (const [k, v] of Object.entries(parts.extra ?? {})) form.append(k, v);
   if (parts.file)
     form.append(
@@ -34,6 +36,7 @@ export async function uploadForm(
       new Blob([parts.file.bytes], { type: parts.file.type ?? 'application/octet-stream' }),
       parts.file.name ?? 'upload.bin',
     );
+  if (parts.kind !== undefined && parts.kindLast) form.append('kind', parts.kind);
   const res = await fetch(`${base}/media`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, ...(parts.headers ?? {}) },

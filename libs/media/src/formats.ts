@@ -34,10 +34,15 @@ const fileIssue = (code: string, message: string) =>
   new AppError('invalid_request', message, { issues: [{ code, path: ['file'], message }] });
 
 /**
- * The sniffed type of the first bytes of an upload, checked against the declared `kind`. `sniffed` is what
- * `file-type` said (undefined: it recognised nothing, e.g. SVG, HTML or plain text).
+ * The sniffed type of the first bytes of an upload, checked against the declared `kind` (`any`: the kind is not
+ * known yet, only the format is checked). `sniffed` is what `file-type` said (undefined: it recognised nothing,
+ * e.g. SVG, HTML or plain text).
  */
-export function checkSniffed(kind: MediaKind, bytes: number, sniffed: { mime: string } | undefined) {
+export function checkSniffed(
+  kind: MediaKind | 'any',
+  bytes: number,
+  sniffed: { mime: string } | undefined,
+): { mime: string; kind: MediaKind } {
   if (bytes === 0) throw fileIssue('empty', 'The file is empty');
   if (!sniffed)
     throw fileIssue(
@@ -51,6 +56,7 @@ export function checkSniffed(kind: MediaKind, bytes: number, sniffed: { mime: st
       `The file is ${sniffed.mime}, which is not a format we accept (docs/media.md)`,
     );
   // An MP4 holding only audio is sniffed as video/mp4 by some encoders; accept it as audio too.
+  if (kind === 'any') return { mime: sniffed.mime, kind: format.kind };
   const fits =
     format.kind === kind ||
     (kind === 'audio' && sniffed.mime === 'video/mp4') ||

@@ -1,6 +1,5 @@
 import { fileTypeFromBuffer } from 'file-type';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AppError } from '@lectern/errors';
@@ -19,7 +18,7 @@ import type { Storage } from '@lectern/storage';
 import type { PlanName } from '@lectern/plans';
 import { iso, type MediaDto } from '@lectern/contracts';
 import { jobKindSpec, jobSubject, recordJob } from '@lectern/jobs';
-import { MEDIA_MAX_BYTES, checkSniffed } from './formats.js';
+import { MEDIA_MAX_BYTES, SNIFF_BYTES, checkSniffed } from './formats.js';
 import { receiveUpload, type ReceivedUpload } from './receive.js';
 import { freeStorage, reserveStorage, settleStorage, type StorageLimits } from './quota.js';
 
@@ -49,7 +48,7 @@ export interface UploadDeps {
   orm: MikroORM;
   bus: Bus;
   log: Logger;
-  storage: Pick<Storage, 'putFile' | 'remove' | 'presignGet'>;
+  storage: Pick<Storage, 'putStream' | 'remove' | 'presignGet'>;
 }
 
 const tooLarge = () =>
@@ -120,41 +119,45 @@ export async function uploadMedia(
   const id = newId('med');
   const objectKey = `media/${ws.id}/${id}`;
   let stored = false;
-  const upload = await receiveUpload(req, headers, { limit: MEDIA_MAX_BYTES, tooLarge }).catch(
-    async (err) => {
-      await settleStorage(deps.orm.em.fork(), ws.id, reserved, 0);
-      settled = true;
-      throw err;
-    },
-  );
   try {
-    if (opts.fingerprint) opts.fingerprint(await fingerprintOf(upload));
-    const kindText = upload.kind ?? 'image';
-    if (!(MEDIA_KINDS as readonly string[]).includes(kindText)) {
-      const message = `kind must be one of ${MEDIA_KINDS.join(', ')} (got "${kindText.slice(0, 40)}")`;
-      throw new AppError('invalid_request', message, {
-        issues: [{ code: 'invalid_value', path: ['kind'], message }],
-      });
-    }
-    const kind = kindText as MediaKind;
+    const upload = await receiveUpload(req, headers, {
+      limit: MEDIA_MAX_BYTES,
+      tooLarge,
+      digest: opts.fingerprint !== undefined,
+      // The bytes go to the store as they arrive; the first ones decide the type before anything is written.
+      store: async ({ chunks, kindSoFar }) => {
+        if (kindSoFar !== undefined) kindOf(kindSoFar);
+        const { head, rest } = await headOf(chunks, SNIFF_BYTES);
+        const sniffed = head.length === 0 ? undefined : await fileTypeFromBuffer(head);
+        const format = checkSniffed(
+          kindSoFar === undefined ? 'any' : kindOf(kindSoFar),
+          head.length,
+          sniffed,
+        );
+        try {
+          await deps.storage.putStream(objectKey, rest, format.mime);
+        } catch (err) {
+          if (err instanceof AppError) throw err;
+          throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
+            cause: err,
+            retryAfter: 2,
+          });
+        }
+        stored = true;
+        return { mime: format.mime };
+      },
+    });
+    if (opts.fingerprint) opts.fingerprint(fingerprintOf(upload));
+    const kind = kindOf(upload.kind ?? 'image');
     if (!upload.file) {
       const message = 'A multipart part named "file" is required';
       throw new AppError('invalid_request', message, {
         issues: [{ code: 'required', path: ['file'], message }],
       });
     }
-    const { size, head } = upload.file;
-    const sniffed = size === 0 ? undefined : await fileTypeFromBuffer(head);
-    const format = checkSniffed(kind, size, sniffed);
-    try {
-      await deps.storage.putFile(objectKey, upload.file.path, format.mime);
-      stored = true;
-    } catch (err) {
-      throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
-        cause: err,
-        retryAfter: 2,
-      });
-    }
+    const { size } = upload.file;
+    // The kind may have come after the file: the type sniffed from its first bytes is checked against it now.
+    const format = checkSniffed(kind, size, { mime: upload.file.stored.mime });
     const spec = jobKindSpec('media.process');
     if (spec.mode !== 'async') throw new AppError('internal_error', 'media.process must be asynchronous');
     const { media, jobId } = await deps.orm.em.fork().transactional(async (em) => {
@@ -184,8 +187,44 @@ export async function uploadMedia(
     throw err;
   } finally {
     if (!settled) await settleStorage(deps.orm.em.fork(), ws.id, reserved, 0).catch(() => undefined);
-    await upload.discard();
   }
+}
+
+/** The `kind` field checked (400 at `["kind"]` when it is none of `MEDIA_KINDS`). */
+function kindOf(text: string): MediaKind {
+  if ((MEDIA_KINDS as readonly string[]).includes(text)) return text as MediaKind;
+  const message = `kind must be one of ${MEDIA_KINDS.join(', ')} (got "${text.slice(0, 40)}")`;
+  throw new AppError('invalid_request', message, {
+    issues: [{ code: 'invalid_value', path: ['kind'], message }],
+  });
+}
+
+/**
+ * The first `bytes` bytes of a stream (fewer when it is shorter), and the whole stream again from its start: the
+ * chunks read to find the head are replayed before the rest.
+ */
+async function headOf(
+  chunks: AsyncIterable<Buffer>,
+  bytes: number,
+): Promise<{ head: Buffer; rest: AsyncIterable<Buffer> }> {
+  const it = chunks[Symbol.asyncIterator]();
+  const first: Buffer[] = [];
+  let got = 0;
+  let ended = false;
+  while (got < bytes) {
+    const next = await it.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    first.push(next.value);
+    got += next.value.length;
+  }
+  async function* rest(): AsyncGenerator<Buffer> {
+    yield* first;
+    if (!ended) yield* { [Symbol.asyncIterator]: () => it };
+  }
+  return { head: Buffer.concat(first).subarray(0, bytes), rest: rest() };
 }
 
 export async function mediaDto(
@@ -285,15 +324,15 @@ export async function deleteMedia(
 
 /**
  * What identifies an upload for `Idempotency-Key` (docs/generation.md "Idempotency"): the `kind` field and the
- * file's bytes, not the multipart framing (a client sending the same file again draws a new boundary).
+ * file's bytes (their SHA-256, taken as they arrived), not the multipart framing (a client sending the same file
+ * again draws a new boundary).
  */
-export async function fingerprintOf(upload: ReceivedUpload): Promise<string> {
-  const hash = createHash('sha256')
+export function fingerprintOf(upload: ReceivedUpload<unknown>): string {
+  return createHash('sha256')
     .update(upload.kind ?? '')
-    .update('\0');
-  if (upload.file) for await (const chunk of createReadStream(upload.file.path)) hash.update(chunk as Buffer);
-  else hash.update('\0no-file');
-  return hash.digest('hex');
+    .update('\0')
+    .update(upload.file ? (upload.file.sha256 ?? '') : '\0no-file')
+    .digest('hex');
 }
 
 /** A repeated upload under a used key: the body is received (with the same cap) only to compute its fingerprint. */
@@ -303,10 +342,13 @@ export async function fingerprintUpload(req: Readable, headers: IncomingHttpHead
     req.resume();
     throw tooLarge();
   }
-  const upload = await receiveUpload(req, headers, { limit: MEDIA_MAX_BYTES, tooLarge });
-  try {
-    return await fingerprintOf(upload);
-  } finally {
-    await upload.discard();
-  }
+  const upload = await receiveUpload(req, headers, {
+    limit: MEDIA_MAX_BYTES,
+    tooLarge,
+    digest: true,
+    store: async ({ chunks }) => {
+      for await (const _chunk of chunks) void _chunk;
+    },
+  });
+  return fingerprintOf(upload);
 }

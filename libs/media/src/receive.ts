@@ -1,49 +1,56 @@
 import busboy from 'busboy';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError } from '@lectern/errors';
-import { SNIFF_BYTES } from './formats.js';
 
-export interface ReceivedUpload {
-  /** The temp folder holding the file; the caller removes it (`discard`). */
-  dir: string;
-  /** The `kind` field as sent (undefined: not sent). */
-  kind: string | undefined;
-  /** The first `file` part, spooled to disk; undefined when the form had none. */
-  file?: { path: string; size: number; head: Buffer };
-  discard(): Promise<void>;
+/** The `file` part as it arrives, handed to the caller's `store` while the body is still being read. */
+export interface IncomingFile {
+  /** The file's bytes in order, back-pressured: the request is read no faster than this is consumed. */
+  chunks: AsyncIterable<Buffer>;
+  /** The `kind` field, when the form sent it before the file (undefined: not yet, or not at all). */
+  kindSoFar: string | undefined;
 }
 
-export interface ReceiveOptions {
+export interface ReceivedUpload<T> {
+  /** The `kind` field as sent (undefined: not sent). */
+  kind: string | undefined;
+  /**
+   * The first `file` part: its size, the SHA-256 of its bytes (when `digest` was asked for) and what `store` made of
+   * them; undefined when the form had none.
+   */
+  file?: { size: number; sha256?: string; stored: T };
+}
+
+export interface ReceiveOptions<T> {
   /** Largest file accepted, in bytes; one byte more is a 413 at once. */
   limit: number;
   tooLarge: () => Error;
+  /** Hash the file's bytes as they pass (`file.sha256`): only when asked, it costs a core ~3 ms per MB. */
+  digest?: boolean;
+  /**
+   * Consumes the file's bytes (writes them to the store as they arrive); its answer is kept as `file.stored`.
+   * When it throws, the read stops and the upload fails with its error; when the upload fails otherwise (over the
+   * limit, a broken body), the bytes it iterates end in that error, so it can undo what it began.
+   */
+  store: (file: IncomingFile) => Promise<T>;
 }
 
 const bad = (message: string, pathName: string = 'file') =>
   new AppError('invalid_request', message, { issues: [{ code: 'malformed', path: [pathName], message }] });
 
 /**
- * Reads a `multipart/form-data` upload with busboy as it arrives: the `file` part goes to a temp file (counted,
- * never held in memory; its first bytes kept for sniffing), `kind` is read as a short field, every other part is
- * skipped. Past `limit` bytes of file the read stops at once (the request is left paused; the caller drains it
- * once its answer is out, `drainAfterAnswer`) and the temp folder is removed.
- *
- * Why a temp file and not a PUT straight from the request: an S3 PUT needs its length up front, and the loopback
- * store has no multipart upload; spooling keeps memory to a few 64 KiB chunks whatever the file size, then
- * `Storage.putFile` sends one PUT with a known Content-Length (docs/media.md "Upload").
+ * Reads a `multipart/form-data` upload with busboy as it arrives: the `file` part is handed to `store` as a stream
+ * of chunks (counted, hashed, never held whole: busboy waits while `store` is busy, and TCP holds the client back),
+ * `kind` is read as a short field, every other part is skipped. Past `limit` bytes of file the read stops at once
+ * (the request is left paused; the caller drains it once its answer is out, `drainAfterAnswer`), and `store`'s
+ * iteration ends in the 413 so it can abort what it began. Resolves once the body is read and `store` has finished.
  */
-export async function receiveUpload(
+export async function receiveUpload<T>(
   req: Readable,
   headers: IncomingHttpHeaders,
-  opts: ReceiveOptions,
-): Promise<ReceivedUpload> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-media-'));
-  const discard = () => rm(dir, { recursive: true, force: true });
+  opts: ReceiveOptions<T>,
+): Promise<ReceivedUpload<T>> {
   let bb: busboy.Busboy;
   try {
     bb = busboy({
@@ -51,77 +58,73 @@ export async function receiveUpload(
       limits: { files: 1, fileSize: opts.limit, fields: 8, fieldSize: 1024, parts: 16, headerPairs: 32 },
     });
   } catch {
-    await discard();
     req.resume();
     throw bad('The body is not multipart/form-data with a boundary', 'file');
   }
   let kind: string | undefined;
-  let file: ReceivedUpload['file'];
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let writing: Promise<void> = Promise.resolve();
-      let failed = false;
-      const fail = (err: Error) => {
-        if (failed) return;
-        failed = true;
-        req.unpipe(bb);
-        // Not drained here: reading the rest at full speed while the refusal is prepared would take in most of a
-        // large body before the 413 leaves. Paused, TCP holds the client back; `drainAfterAnswer` reads and
-        // drops the rest once the answer is out, so the client still gets it and the connection ends cleanly.
-        req.pause();
-        reject(err);
-      };
-      bb.on('field', (name, value) => {
-        if (name === 'kind' && kind === undefined) kind = value;
-      });
-      bb.on('file', (name, stream) => {
-        if (name !== 'file' || file) {
-          stream.resume();
-          return;
-        }
-        const target = path.join(dir, 'upload');
-        const entry = { path: target, size: 0, head: Buffer.alloc(0) };
-        file = entry;
-        const heads: Buffer[] = [];
-        let headBytes = 0;
-        const out = createWriteStream(target);
-        stream.on('data', (chunk: Buffer) => {
-          entry.size += chunk.length;
-          if (headBytes < SNIFF_BYTES) {
-            heads.push(chunk.subarray(0, SNIFF_BYTES - headBytes));
-            headBytes += Math.min(chunk.length, SNIFF_BYTES - headBytes);
-          }
-        });
-        stream.on('limit', () => {
-          stream.unpipe(out);
-          out.destroy();
-          fail(opts.tooLarge());
-        });
-        stream.pipe(out);
-        writing = new Promise<void>((res, rej) => {
-          out.on('finish', () => {
-            entry.head = Buffer.concat(heads);
-            res();
-          });
-          out.on('error', rej);
-          out.on('close', () => res());
-        });
-      });
-      bb.on('error', (err: Error) => fail(bad(`The multipart body is malformed: ${err.message}`)));
-      bb.on('close', () => {
-        if (!failed) writing.then(resolve, (err: Error) => fail(err));
-      });
-      req.on('aborted', () =>
-        fail(new AppError('invalid_request', 'The upload was interrupted before the body was complete')),
-      );
-      req.on('error', (err) => fail(err));
-      req.pipe(bb);
+  let file: ReceivedUpload<T>['file'];
+  let storing: Promise<void> | undefined;
+  await new Promise<void>((resolve, reject) => {
+    let failed = false;
+    let fileStream: (Readable & { truncated?: boolean }) | undefined;
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(bb);
+      // Not drained here: reading the rest at full speed while the refusal is prepared would take in most of a
+      // large body before the 413 leaves. Paused, TCP holds the client back; `drainAfterAnswer` reads and
+      // drops the rest once the answer is out, so the client still gets it and the connection ends cleanly.
+      req.pause();
+      // What `store` is iterating ends in the same error, so it aborts its write; the refusal waits for that.
+      fileStream?.destroy(err);
+      const refuse = () => reject(err);
+      (storing ?? Promise.resolve()).then(refuse, refuse);
+    };
+    bb.on('field', (name, value) => {
+      if (name === 'kind' && kind === undefined) kind = value;
     });
-  } catch (err) {
-    await discard();
-    throw err;
-  }
-  return { dir, kind, file, discard };
+    bb.on('file', (name, stream: Readable & { truncated?: boolean }) => {
+      if (name !== 'file' || fileStream) {
+        stream.resume();
+        return;
+      }
+      fileStream = stream;
+      // Destroyed with the refusal when the read stops; whoever iterates it gets that error, nobody else needs it.
+      stream.on('error', () => undefined);
+      const hash = opts.digest ? createHash('sha256') : undefined;
+      let size = 0;
+      stream.on('limit', () => fail(opts.tooLarge()));
+      async function* chunks(): AsyncGenerator<Buffer> {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          hash?.update(chunk);
+          yield chunk;
+        }
+        if (stream.truncated) throw opts.tooLarge();
+      }
+      storing = opts.store({ chunks: chunks(), kindSoFar: kind }).then(
+        (stored) => {
+          file = { size, ...(hash ? { sha256: hash.digest('hex') } : {}), stored };
+        },
+        (err: Error) => {
+          // Unread bytes would hold busboy (and the request) forever: the read stops with this error.
+          fail(err);
+          throw err;
+        },
+      );
+      storing.catch(() => undefined);
+    });
+    bb.on('error', (err: Error) => fail(bad(`The multipart body is malformed: ${err.message}`)));
+    bb.on('close', () => {
+      if (!failed) (storing ?? Promise.resolve()).then(resolve, (err: Error) => fail(err));
+    });
+    req.on('aborted', () =>
+      fail(new AppError('invalid_request', 'The upload was interrupted before the body was complete')),
+    );
+    req.on('error', (err) => fail(err));
+    req.pipe(bb);
+  });
+  return { kind, file };
 }
 
 /**

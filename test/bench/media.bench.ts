@@ -17,6 +17,7 @@ import sharp from 'sharp';
 import { spawnBenchChild } from './bench-child.js';
 import { boundQuery } from '@lectern/db';
 import { closeRuntime } from '@lectern/runtime';
+import { createStorage } from '@lectern/storage';
 import { runJobWorker } from '@lectern/jobs';
 import { MEDIA_MAX_BYTES, mediaProcessJob } from '@lectern/media';
 import { makeWorkspace, testConfig, testRuntime } from '../support/context.js';
@@ -74,8 +75,24 @@ async function photo(w: number, h: number, format: 'jpeg' | 'png'): Promise<Buff
 
 export async function run(): Promise<Record<string, unknown>> {
   const rt = await testRuntime('bench-media');
-  const api = await spawnBenchChild<{ url: string }>('api-child.ts', testConfig());
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lectern-media-bench-'));
+  // The store in a process of its own, as MinIO runs in production: the API and the direct PUT both reach it over
+  // loopback, and neither shares its event loop.
+  const store = await spawnBenchChild<{ url: string }>(
+    'api-child.ts',
+    { ...testConfig(), DATA_DIR: path.join(dir, 'store') },
+    { env: { BENCH_CHILD_ROLE: 'store' } },
+  );
+  const storage = await createStorage({ ...testConfig({ S3_ENDPOINT: store.ready.url }) });
+  // BENCH_MEDIA_API_CPUPROF=<dir>: the API process's --cpu-prof profile, written when it stops.
+  const prof = process.env.BENCH_MEDIA_API_CPUPROF;
+  const api = await spawnBenchChild<{ url: string }>(
+    'api-child.ts',
+    testConfig({ S3_ENDPOINT: store.ready.url }),
+    {
+      ...(prof ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${prof}`] } : {}),
+    },
+  );
   try {
     const base = `${api.ready.url}/api/v1`;
     const ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Media bench');
@@ -87,7 +104,7 @@ export async function run(): Promise<Record<string, unknown>> {
 
     // Warm both paths (JIT, connections, the store's first writes).
     await uploadFile(base, ws.key, file, SIZE);
-    await rt.storage.putFile(`bench/${ws.id}/warm`, file, 'image/png');
+    await storage.putFile(`bench/${ws.id}/warm`, file, 'image/png');
 
     const apiMs: number[] = [];
     const directMs: number[] = [];
@@ -99,7 +116,7 @@ export async function run(): Promise<Record<string, unknown>> {
     for (let r = 0; r < ROUNDS; r++) {
       const viaApi = () => timeIt(() => uploadFile(base, ws.key, file, SIZE));
       let n = 0;
-      const direct = () => timeIt(() => rt.storage.putFile(`bench/${ws.id}/${r}-${n++}`, file, 'image/png'));
+      const direct = () => timeIt(() => storage.putFile(`bench/${ws.id}/${r}-${n++}`, file, 'image/png'));
       // Alternate which goes first, so neither always meets a warmer disk cache.
       if (r % 2 === 0) {
         apiMs.push(await viaApi());
@@ -149,7 +166,7 @@ export async function run(): Promise<Record<string, unknown>> {
       ids.push(await uploadFile(base, imgWs.key, f, bytes.length));
     }
     const t0 = performance.now();
-    const worker = await runJobWorker(rt, mediaProcessJob({ storage: rt.storage }));
+    const worker = await runJobWorker(rt, mediaProcessJob({ storage }));
     let statuses: { status: string; n: number }[] = [];
     try {
       for (;;) {
@@ -180,6 +197,8 @@ export async function run(): Promise<Record<string, unknown>> {
     };
   } finally {
     await api.stop();
+    await storage.close();
+    await store.stop();
     await rm(dir, { recursive: true, force: true });
     await closeRuntime(rt, { keepStorage: true });
   }

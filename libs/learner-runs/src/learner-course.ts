@@ -280,7 +280,8 @@ function withoutServed(obj: Rec): Rec {
 /**
  * A copy of `course` with every media reference passed through `swap`, in a fixed order: the course's fonts,
  * the theme's fonts, the blocks' media in reading order, the theme's logo. Only what changes is copied. Each
- * block or item holds at most one image field, so the served fields beside it are unambiguous.
+ * block or item holds at most one image field, so the served fields beside it are unambiguous (a video's frame
+ * size is put only when it has no poster, its one image field).
  */
 function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string | ServedMedia): LearnerCourse {
   const urlOf = (served: string | ServedMedia, stored: string) =>

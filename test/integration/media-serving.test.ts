@@ -9,7 +9,7 @@ import {
 import { api, expectStatus } from '../support/authoring.js';
 import { call } from '../support/http.js';
 import { anonymousId, playerApi, publishedCourse } from '../support/player.js';
-import { pngOf, processedMedia, uploadForm } from '../support/media.js';
+import { avSample, pngOf, processedMedia, uploadForm } from '../support/media.js';
 import { configOf } from '../support/scorm.js';
 import { buildPlayerOnce } from '../support/player-browser.js';
 import { runJobWorker } from '@lectern/jobs';
@@ -157,6 +157,72 @@ describe('media: serving media:// references to learners (docs/media.md "Serving
       expect(variant.headers.get('content-type'), where).to.equal('image/webp');
       // The playable field of the video keeps its address and no image fields of its own.
       expect(served[3]!.url).to.equal('https://example.com/v.mp4');
+    }
+  });
+
+  it('a processed video with no poster of its own is served with its poster frame, signed, and its frame size; an author’s poster wins; a deleted video has none', async () => {
+    const ws = await makeWorkspace(em(), 'build');
+    const uploadVideo = async () => {
+      const res = await uploadForm(app.base, ws.key, {
+        file: { bytes: await avSample('mp4') },
+        kind: 'video',
+      });
+      expectStatus(res, 201);
+      const m = await processedMedia(app.base, ws.key, res.body.data.id);
+      expect(m.status, m.error ?? '').to.equal('ready');
+      return m;
+    };
+    const video = await uploadVideo();
+    const gone = await uploadVideo();
+    expectStatus(await api(app.base, ws.key)('DELETE', `/media/${gone.id}`), 204);
+    const still = await upload(ws.key, await pngOf(64, 48));
+    // Processed, so its own size is settled before the course is served.
+    expect((await processedMedia(app.base, ws.key, still.id)).status).to.equal('ready');
+    const blocks = [
+      { id: 'v1', type: 'video', url: video.url, caption: 'Framed' },
+      { id: 'v2', type: 'video', url: video.url, poster: 'https://example.com/p.png' },
+      { id: 'v3', type: 'video', url: video.url, poster: still.url },
+      { id: 'v4', type: 'video', url: gone.url },
+    ];
+    const courseId = await publishedCourse(app.base, ws.key, { screens: [{ id: 's1', title: 'S', blocks }] });
+    // The frames come from the rows the signer reads anyway: one media query for the course's four references.
+    const knex = app.rt.orm.em.getConnection().getKnex();
+    const mediaQueries: string[] = [];
+    const onQuery = (q: { sql: string }) => {
+      if (/\bfrom media\b/.test(q.sql)) mediaQueries.push(q.sql);
+    };
+    knex.on('query', onQuery);
+    const opened = await openRun(courseId, 10).finally(() => knex.off('query', onQuery));
+    expect(mediaQueries).to.have.length(1);
+    for (const [where, served] of [
+      ['player', opened],
+      ['preview', (await previewBlocks(ws.key, courseId)).blocks],
+    ] as const) {
+      const [framed, external, own, deleted] = served;
+      expect(framed!.url, where).to.match(signed);
+      expect(framed!.poster, where).to.match(signed);
+      expect(framed, where).to.include({ width: 320, height: 240 });
+      const frame = await fetch(framed!.poster as string);
+      expect(frame.status, where).to.equal(200);
+      expect(frame.headers.get('content-type'), where).to.equal('image/webp');
+      const bytes = Buffer.from(await frame.arrayBuffer());
+      expect(bytes.subarray(8, 12).toString('ascii'), where).to.equal('WEBP');
+      const video = await fetch(framed!.url as string);
+      expect(video.headers.get('content-type'), where).to.equal('video/mp4');
+      await video.body?.cancel();
+      // The author's poster wins, external or uploaded; the frame's size comes with the frame only.
+      expect(external, where).to.deep.equal({
+        id: 'v2',
+        type: 'video',
+        url: framed!.url,
+        poster: 'https://example.com/p.png',
+      });
+      expect(own!.poster, where).to.match(signed);
+      expect(own!.poster, where).not.to.equal(framed!.poster);
+      expect(own, where).to.include({ width: 64, height: 48 });
+      expect((await fetch(own!.poster as string)).headers.get('content-type'), where).to.equal('image/png');
+      // A deleted video is unavailable, with no poster.
+      expect(deleted, where).to.deep.equal({ id: 'v4', type: 'video', url: null, unavailable: true });
     }
   });
 

@@ -11,7 +11,8 @@ import unzipper from 'unzipper';
 import type { AddressInfo } from 'node:net';
 import { closeRuntime } from '@lectern/runtime';
 import { boundQuery } from '@lectern/db';
-import type { JobWorkerHandle } from '@lectern/jobs';
+import { runJobWorker, type JobWorkerHandle } from '@lectern/jobs';
+import { mediaProcessJob } from '@lectern/media';
 import { COURSE_ENTRY, GENERATOR_SCHEMA, startScormExportWorker, type CourseEntry } from '@lectern/scorm';
 import { derivePlayerKeys, trackingTokens } from '@lectern/learner-runs';
 import { fetchToFile } from '@lectern/outbound';
@@ -20,6 +21,7 @@ import type { PlayerAssets } from '@lectern/player';
 import {
   makeWorkspace,
   startTestApp,
+  startTestWorkers,
   testConfig,
   testRuntime,
   type TestApp,
@@ -36,7 +38,7 @@ import {
 import { quizScreens } from '../support/player.js';
 import { buildPlayerOnce } from '../support/player-browser.js';
 import { configOf, getZip, validateManifest, type Zip } from '../support/scorm.js';
-import { pngOf, uploadForm } from '../support/media.js';
+import { avSample, pngOf, processedMedia, uploadForm } from '../support/media.js';
 
 /** A WOFF2 file as far as the magic bytes go: what the export checks before packing a font. */
 const FONT_BYTES = Buffer.concat([Buffer.from('wOF2'), randomBytes(200)]);
@@ -691,6 +693,75 @@ describe('SCORM export (GET /courses/:id/scorm → bus → scorm worker → obje
         `media ${theirs.body.data.url} not packaged: no file of this workspace (deleted, another workspace’s or not an id)`,
         `media ${gone.body.data.url} not packaged: no file of this workspace (deleted, another workspace’s or not an id)`,
       ]);
+    });
+
+    it('a processed video upload with no poster of its own packs its poster frame and the page points at it; an author’s poster wins; a deleted video packs nothing', async () => {
+      const media = await startTestWorkers('media', (rt) =>
+        runJobWorker(rt, mediaProcessJob({ storage: rt.storage })),
+      );
+      try {
+        const uploadVideo = async () => {
+          const res = await uploadForm(app.base, ws.key, {
+            file: { bytes: await avSample('mp4') },
+            kind: 'video',
+          });
+          expect(res.status, res.text).to.equal(201);
+          const m = await processedMedia(app.base, ws.key, res.body.data.id);
+          expect(m.status, m.error ?? '').to.equal('ready');
+          return m;
+        };
+        const video = await uploadVideo();
+        const gone = await uploadVideo();
+        expect((await api(app.base, ws.key)('DELETE', `/media/${gone.id}`)).status).to.equal(204);
+        const png = await pngOf(16, 12);
+        const still = await uploadForm(app.base, ws.key, { file: { bytes: png } });
+        expect(still.status, still.text).to.equal(201);
+        const created = await api(app.base, ws.key)<Course>('POST', '/courses', {
+          title: 'Posters',
+          screens: [
+            {
+              id: 'p1',
+              title: 'Posters',
+              blocks: [
+                { id: 'framed', type: 'video', url: video.url },
+                { id: 'own', type: 'video', url: video.url, poster: still.body.data.url },
+                { id: 'gone', type: 'video', url: gone.url },
+              ],
+            },
+          ],
+        });
+        expect(created.status, created.text).to.equal(201);
+        const zip = await exportOf('?version=scorm2004', ws.key, created.body.data.id);
+        const manifest = await expectPackage(zip, 'scorm2004', 'posters');
+        const files = [...zip.entries.keys()].filter((n) => n.startsWith('media/')).sort();
+        const byExt = (ext: string) => files.filter((f) => f.endsWith(`.${ext}`));
+        expect(byExt('mp4')).to.have.length(1);
+        expect(byExt('png')).to.have.length(1);
+        expect(byExt('webp')).to.have.length(1);
+        expect(files).to.have.length(3);
+        const [frame] = byExt('webp');
+        const webp = zip.entries.get(frame!)!;
+        expect(webp.subarray(0, 4).toString('ascii') + webp.subarray(8, 12).toString('ascii')).to.equal(
+          'RIFFWEBP',
+        );
+        expect(manifest).to.include(`<file href="${frame}"/>`);
+        const config = configOf(zip.entries.get('index.html')!.toString('utf8')) as {
+          course: { screens: { blocks: Record<string, unknown>[] }[] };
+        };
+        const [framed, own, deleted] = config.course.screens[0]!.blocks;
+        expect(framed).to.deep.include({ url: byExt('mp4')[0], poster: frame, width: 320, height: 240 });
+        expect(own).to.deep.include({ url: byExt('mp4')[0], poster: byExt('png')[0] });
+        expect(zip.entries.get(byExt('png')[0]!)!.equals(png)).to.equal(true);
+        expect(deleted).to.deep.equal({ id: 'gone', type: 'video', url: null, unavailable: true });
+        // course.json keeps the blocks as stored: no poster was added to them.
+        const entry = JSON.parse(zip.entries.get(COURSE_ENTRY)!.toString('utf8')) as CourseEntry;
+        expect(JSON.stringify(entry.course.screens)).not.to.include('"poster":"media/');
+        expect((await resultOf(created.body.data.id)).warnings).to.deep.equal([
+          `media ${gone.url} not packaged: no file of this workspace (deleted, another workspace’s or not an id)`,
+        ]);
+      } finally {
+        await media.stop();
+      }
     });
 
     it("every export left the worker's temp directory empty, refused files included", async () => {

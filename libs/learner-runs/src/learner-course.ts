@@ -49,6 +49,11 @@ export interface MediaRef {
   /** The reference as stored (SPEC.md "Media upload result": an identifier, not necessarily a fetchable URL). */
   url: string;
   use: MediaUse;
+  /**
+   * A video's file whose block has no poster of its own: the resolver may answer the poster frame processing made
+   * of it (`ServedMedia.poster`) and its frame size. An author's poster always wins, so it is never asked then.
+   */
+  wantsPoster?: true;
 }
 
 /**
@@ -59,8 +64,11 @@ export interface MediaRef {
 export interface ServedMedia {
   url: string | null;
   srcset?: string;
+  /** Pixels of an image; of a video's frame when it is served with its poster frame (`wantsPoster`). */
   width?: number;
   height?: number;
+  /** Only for a ref that `wantsPoster`: the address of the video's processed poster frame. */
+  poster?: string;
   /** A tiny image as a `data:` URL, shown until the image loads. */
   placeholder?: string;
 }
@@ -192,11 +200,12 @@ async function resolveMedia(course: LearnerCourse, mediaUrl: MediaUrl): Promise<
  * block schemas (libs/contracts) must be listed here or there (test/unit/learner-runs/learner-course.test.ts).
  */
 export const MEDIA_FIELDS: Readonly<
-  Record<string, readonly { field: string; use: MediaUse; optional?: true }[]>
+  Record<string, readonly { field: string; use: MediaUse; optional?: true; poster?: string }[]>
 > = {
   image: [{ field: 'url', use: 'image' }],
   video: [
-    { field: 'url', use: 'playable' },
+    // Without a poster of the author's, the processed frame of the file is the poster (docs/media.md "Serving").
+    { field: 'url', use: 'playable', poster: 'poster' },
     // A poster that resolves nowhere is left out: the video shows without one.
     { field: 'poster', use: 'image', optional: true },
   ],
@@ -226,7 +235,7 @@ const isRec = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !
  * Puts a resolver's answer for `field` into `obj` (a block or a list item, already copied of the author's served
  * fields): the address, and for an image its `srcset`, `width`, `height` and `placeholder`; a reference that
  * resolves nowhere becomes `null` with `unavailable: true` on the object, or is left out when the field is
- * optional (a video's poster).
+ * optional (a video's poster). A poster frame answered for a video goes into `posterField` with the frame's size.
  */
 function putServed(
   obj: Rec,
@@ -234,6 +243,7 @@ function putServed(
   use: MediaUse,
   served: string | ServedMedia,
   optional: boolean,
+  posterField?: string,
 ): Rec {
   if (typeof served === 'string') return { ...obj, [field]: served };
   if (served.url === null) {
@@ -249,6 +259,12 @@ function putServed(
     if (served.width) out.width = served.width;
     if (served.height) out.height = served.height;
     if (served.placeholder) out.placeholder = served.placeholder;
+  } else if (posterField !== undefined && served.poster) {
+    out[posterField] = served.poster;
+    if (served.width && served.height) {
+      out.width = served.width;
+      out.height = served.height;
+    }
   }
   return out;
 }
@@ -264,7 +280,8 @@ function withoutServed(obj: Rec): Rec {
 /**
  * A copy of `course` with every media reference passed through `swap`, in a fixed order: the course's fonts,
  * the theme's fonts, the blocks' media in reading order, the theme's logo. Only what changes is copied. Each
- * block or item holds at most one image field, so the served fields beside it are unambiguous.
+ * block or item holds at most one image field, so the served fields beside it are unambiguous (a video's frame
+ * size is put only when it has no poster, its one image field).
  */
 function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string | ServedMedia): LearnerCourse {
   const urlOf = (served: string | ServedMedia, stored: string) =>
@@ -278,9 +295,13 @@ function mapMedia(course: LearnerCourse, swap: (ref: MediaRef) => string | Serve
     blocks: s.blocks.map((b) => {
       const fields = MEDIA_FIELDS[b.type] ?? [];
       let out: Rec = fields.length > 0 ? withoutServed(b) : b;
-      for (const { field, use, optional } of fields) {
+      for (const { field, use, optional, poster } of fields) {
         const url = b[field];
-        if (typeof url === 'string') out = putServed(out, field, use, swap({ url, use }), optional === true);
+        if (typeof url !== 'string') continue;
+        // Asked only when the stored block has no poster: an author's own always wins.
+        const posterField = poster !== undefined && typeof b[poster] !== 'string' ? poster : undefined;
+        const ref: MediaRef = posterField ? { url, use, wantsPoster: true } : { url, use };
+        out = putServed(out, field, use, swap(ref), optional === true, posterField);
       }
       for (const { list, field, use } of MEDIA_ITEMS[b.type] ?? []) {
         const items = b[list];

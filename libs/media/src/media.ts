@@ -41,6 +41,11 @@ export interface MediaVariantRecord {
   bytes: number;
 }
 
+/** The poster frame processing made of a video (docs/media.md "Processing"), if it made one. */
+export function posterFrameOf(m: Pick<Media, 'variants'>): MediaVariantRecord | undefined {
+  return (m.variants as MediaVariantRecord[]).find((v) => v.role === 'poster');
+}
+
 /** Slack over the file limit a declared Content-Length may carry for the multipart framing (boundaries, part headers). */
 export const MULTIPART_SLACK = 64 * 1024;
 

@@ -1,6 +1,6 @@
 import type { EntityManager, Media } from '@lectern/db';
 import type { Storage } from '@lectern/storage';
-import { findMedia, mediaIdOf, type MediaVariantRecord } from './media.js';
+import { findMedia, mediaIdOf, posterFrameOf, type MediaVariantRecord } from './media.js';
 
 /** What `buildLearnerCourse` asks of a media resolver (libs/learner-runs `MediaUrl`), restated to keep libs apart. */
 export interface Served {
@@ -9,14 +9,16 @@ export interface Served {
   width?: number;
   height?: number;
   placeholder?: string;
+  poster?: string;
 }
-type Resolver = (ref: { url: string; use: string }) => Promise<string | Served>;
+type Resolver = (ref: { url: string; use: string; wantsPoster?: true }) => Promise<string | Served>;
 
 /**
  * The `mediaUrl` port of `buildLearnerCourse` for one workspace's course (docs/media.md "Serving"): every
  * `media://<id>` of that workspace becomes a presigned GET valid `ttlSeconds` (one query for all the course's ids,
  * whatever order the resolver is called in); an image field also gets its processed variants as a `srcset` of
- * presigned addresses, its size and its placeholder. A reference to another workspace's file, a deleted one or a
+ * presigned addresses, its size and its placeholder; a video whose block has no poster of its own (`wantsPoster`)
+ * gets its processed poster frame, presigned, and its frame size, from the same row. A reference to another workspace's file, a deleted one or a
  * malformed id resolves nowhere (`url: null`: the player shows "Image unavailable"); an external URL stays as it is.
  * The Player API and the authors' preview use this one resolver (apps/api/src/app.ts).
  */
@@ -38,8 +40,9 @@ export function mediaSigner(
     const found = (await lookup).get(id);
     if (!found) return { url: null };
     const url = await sign(found.objectKey);
-    if (ref.use !== 'image' || found.kind !== 'image') return url;
-    return { url, ...(await imageExtras(found, sign)) };
+    if (ref.use === 'image' && found.kind === 'image') return { url, ...(await imageExtras(found, sign)) };
+    if (ref.wantsPoster && found.kind === 'video') return { url, ...(await posterExtras(found, sign)) };
+    return url;
   };
 }
 
@@ -65,4 +68,14 @@ async function imageExtras(m: Media, sign: (key: string) => Promise<string>): Pr
     extras.srcset = candidates.join(', ');
   }
   return extras;
+}
+
+/** A video's processed poster frame, presigned, and the video's frame size; nothing before processing made one. */
+async function posterExtras(m: Media, sign: (key: string) => Promise<string>): Promise<Omit<Served, 'url'>> {
+  const frame = posterFrameOf(m);
+  if (!frame) return {};
+  return {
+    poster: await sign(frame.key),
+    ...(m.width && m.height ? { width: m.width, height: m.height } : {}),
+  };
 }

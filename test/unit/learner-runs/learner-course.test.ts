@@ -292,6 +292,62 @@ describe('learner runs: the learner-course builder', () => {
     expect(gone.theme?.tokens).to.deep.equal({ concept: 'calm' });
   });
 
+  it('a video with no poster of its own is asked for its poster frame and gets it with the frame size; an author’s poster wins', async () => {
+    const screens: Screen[] = [
+      {
+        id: 's',
+        title: 'S',
+        blocks: [
+          { id: 'a', type: 'video', url: 'media://vid', width: 1, height: 1 },
+          { id: 'b', type: 'video', url: 'media://vid', poster: 'https://h/p.png' },
+          { id: 'c', type: 'video', url: 'media://vid', poster: 'media://gone' },
+          { id: 'd', type: 'video', url: 'media://gone' },
+          { id: 'e', type: 'video', url: 'media://unprocessed' },
+          { id: 'f', type: 'audio', url: 'media://vid' },
+          { id: 'g', type: 'video_chapters', url: 'media://vid' },
+        ] as Screen['blocks'],
+      },
+    ];
+    const asked: string[] = [];
+    const built = await buildLearnerCourse(source({ course: course({ screens }) }), {
+      answerKeys: { secret: SECRET },
+      mediaUrl: (ref: MediaRef) => {
+        if (ref.wantsPoster) asked.push(ref.url);
+        if (ref.url === 'media://gone') return { url: null };
+        if (ref.url === 'media://unprocessed') return { url: 'signed:unprocessed' };
+        // What a signer answers for a processed video, whether or not the block asked for the frame.
+        if (ref.use === 'playable')
+          return { url: `signed:${ref.url}`, poster: 'signed:frame', width: 320, height: 240 };
+        return `signed:${ref.url}`;
+      },
+    });
+    expect(asked).to.deep.equal(['media://vid', 'media://gone', 'media://unprocessed']);
+    const b = Object.fromEntries(built.screens[0].blocks.map((x) => [x.id, x]));
+    expect(b.a).to.deep.equal({
+      id: 'a',
+      type: 'video',
+      url: 'signed:media://vid',
+      poster: 'signed:frame',
+      width: 320,
+      height: 240,
+    });
+    expect(b.b).to.deep.equal({
+      id: 'b',
+      type: 'video',
+      url: 'signed:media://vid',
+      poster: 'signed:https://h/p.png',
+    });
+    // An author's poster that resolves nowhere is left out, not replaced by the frame.
+    expect(b.c).to.deep.equal({ id: 'c', type: 'video', url: 'signed:media://vid' });
+    expect(b.d).to.deep.equal({ id: 'd', type: 'video', url: null, unavailable: true });
+    expect(b.e).to.deep.equal({ id: 'e', type: 'video', url: 'signed:unprocessed' });
+    expect(b.f).to.deep.equal({ id: 'f', type: 'audio', url: 'signed:media://vid' });
+    expect(b.g).to.deep.equal({ id: 'g', type: 'video_chapters', url: 'signed:media://vid' });
+    // mediaRefs says which references ask (the SCORM export packs those frames).
+    const plain = await buildLearnerCourse(source({ course: course({ screens }) }), { answerKeys: 'kept' });
+    expect(mediaRefs(plain).flatMap((r) => (r.wantsPoster ? [r.url] : []))).to.deep.equal(asked);
+  });
+
   it('an asynchronous resolver (a signer) works the same; a failing one fails the build', async () => {
     const built = await buildLearnerCourse(source({ course: course({ screens: mediaScreens() }) }), {
       answerKeys: 'kept',

@@ -34,7 +34,7 @@ import {
 } from '@lectern/jobs';
 import { COURSE_ENTRY, GENERATOR_SCHEMA } from '../package-layout.js';
 import { buildManifest } from './manifest.js';
-import { findMedia, mediaIdOf } from '@lectern/media';
+import { findMedia, mediaIdOf, posterFrameOf } from '@lectern/media';
 import {
   digestFile,
   isFetchable,
@@ -109,6 +109,12 @@ const canonical = (tag: string): string | null => {
  */
 const packable = (ref: MediaRef): ref is MediaRef & { use: AssetUse } =>
   ref.use === 'font' || (ref.use !== 'file' && (isFetchable(ref.url) || mediaIdOf(ref.url) !== null));
+
+/**
+ * How the export names a video upload's processed poster frame among the references it packs (and in its
+ * warnings). No stored field can hold it: `packable` takes only http(s) URLs and `media://` ids from a course.
+ */
+const frameOf = (url: string) => `poster frame of ${url}`;
 
 /** `<slug>-scorm2004.zip`: the title in lower-case ASCII words, or the course id when nothing is left. */
 export function packageFileName(title: string, courseId: string, version: ScormExportJobInput['version']) {
@@ -224,12 +230,24 @@ export function scormExportHandler(deps: ScormExportDeps) {
     // The course's uploaded files: only the job's workspace's, and only those still there.
     const ids = refs.flatMap((r) => mediaIdOf(r.url) || []);
     const uploads = await findMedia(ctx.em, job.workspaceId, [...new Set(ids)]);
+    // A video without a poster of its own is served with its processed frame (as `mediaSigner` serves it): the
+    // package carries the frame too, listed right after the video. Frame reference → its object key.
+    const frames = new Map<string, string>();
+    for (const r of refs) {
+      const m = r.wantsPoster ? uploads.get(mediaIdOf(r.url) || '') : undefined;
+      const frame = m && posterFrameOf(m);
+      if (frame) frames.set(frameOf(r.url), frame.key);
+    }
+    const packRefs = refs.flatMap((r) => {
+      const frame = frameOf(r.url);
+      return frames.has(frame) ? [r, { url: frame, use: 'image' as const }] : [r];
+    });
     const readStored: ReadStored = async (url, file) => {
-      const m = uploads.get(mediaIdOf(url) ?? '');
-      if (!m)
+      const key = frames.get(url) ?? uploads.get(mediaIdOf(url) ?? '')?.objectKey;
+      if (!key)
         return { ok: false, reason: 'no file of this workspace (deleted, another workspace’s or not an id)' };
       try {
-        return await digestFile(file, await deps.storage.getToFile(m.objectKey, file));
+        return await digestFile(file, await deps.storage.getToFile(key, file));
       } catch (err) {
         return { ok: false, reason: `not in the object store (${(err as Error).message})` };
       }
@@ -237,12 +255,12 @@ export function scormExportHandler(deps: ScormExportDeps) {
 
     const dir = await mkdtemp(path.join(deps.tmpDir ?? os.tmpdir(), `lectern-scorm-${job.id}-`));
     try {
-      const packed = await packAssets(refs, { ...deps, dir, readStored });
+      const packed = await packAssets(packRefs, { ...deps, dir, readStored });
       for (const w of packed.warnings) ctx.log.warn({ courseId }, w);
       // Media fields point at the packaged files: an http(s) file that could not be packaged keeps its URL, a
       // `media://` one resolves nowhere (the player's labelled placeholder); a packaged upload carries its size
-      // and placeholder (its variants stay out: docs/scorm.md "Media"). course.json keeps the original references
-      // (the course's backup).
+      // and placeholder (its variants stay out: docs/scorm.md "Media"), a video without a poster of its own its
+      // packaged frame and its size. course.json keeps the original references (the course's backup).
       const playerCourse = await buildLearnerCourse(source, {
         answerKeys: 'kept',
         mediaUrl: (ref) => {
@@ -252,7 +270,15 @@ export function scormExportHandler(deps: ScormExportDeps) {
           if (id === null) return name ?? ref.url;
           if (!name) return { url: null };
           const m = uploads.get(id);
-          if (ref.use !== 'image' || !m) return name;
+          if (!m) return name;
+          const frame = ref.wantsPoster ? packed.names.get(frameOf(ref.url)) : undefined;
+          if (frame)
+            return {
+              url: name,
+              poster: frame,
+              ...(m.width && m.height ? { width: m.width, height: m.height } : {}),
+            };
+          if (ref.use !== 'image') return name;
           return {
             url: name,
             ...(m.width && m.height ? { width: m.width, height: m.height } : {}),

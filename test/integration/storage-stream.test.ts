@@ -49,6 +49,42 @@ describe('storage: putStream writes a body of unknown length as it arrives', () 
     });
   }
 
+  for (const [label, size, expectedBytes] of [
+    ['the expected size, exactly', 3 * STREAM_PART_SIZE + 777, 3 * STREAM_PART_SIZE + 777],
+    [
+      'less than expected (a part begun as it arrived is sent again)',
+      STREAM_PART_SIZE + 10,
+      4 * STREAM_PART_SIZE,
+    ],
+    ['less than expected, ending on a part boundary', 2 * STREAM_PART_SIZE, 3 * STREAM_PART_SIZE],
+    ['more than expected', 3 * STREAM_PART_SIZE + 5, STREAM_PART_SIZE],
+    ['a small body expected large', 1000, 3 * STREAM_PART_SIZE],
+  ] as const)
+    it(`expectedBytes: ${label} → stored byte for byte, no parts left`, async () => {
+      const bytes = randomBytes(size);
+      const k = key(`expected-${size}-${expectedBytes}`);
+      expect(await storage.putStream(k, chunksOf(bytes), 'audio/mpeg', { expectedBytes })).to.equal(size);
+      expect(md5(await storage.get(k))).to.equal(md5(bytes));
+      expect(await pendingParts()).to.deep.equal([]);
+    });
+
+  it('expectedBytes: a source that fails while a part is written as it arrives → the error, no object, no parts', async () => {
+    const k = key('expected-fail');
+    async function* failing() {
+      yield* chunksOf(randomBytes(STREAM_PART_SIZE + STREAM_PART_SIZE / 2));
+      throw new Error('the client went away');
+    }
+    let caught: unknown;
+    await storage
+      .putStream(k, failing(), undefined, { expectedBytes: 4 * STREAM_PART_SIZE })
+      .catch((err: unknown) => (caught = err));
+    expect((caught as Error).message).to.equal('the client went away');
+    expect(await storage.client.statObject(storage.bucket, k).catch(() => 'missing')).to.equal('missing');
+    // The part cut off mid-body may land in the store a moment after the abort; it must not stay.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await pendingParts()).to.deep.equal([]);
+  });
+
   it('uneven chunks (1 byte to 1 MiB) make the same object', async () => {
     const bytes = randomBytes(2 * STREAM_PART_SIZE + 12345);
     async function* uneven() {

@@ -132,7 +132,7 @@ export async function rssGrowthDuring<T>(work: () => Promise<T>): Promise<{ resu
   let peak = before;
   let ticks = 0;
   const sample = () => {
-    if (ticks++ % 20 === 0) collect();
+    if (ticks++ % 5 === 0) collect();
     peak = Math.max(peak, process.memoryUsage().rss);
   };
   const timer = setInterval(sample, 10);

@@ -130,7 +130,7 @@ export async function uploadMedia(
       tooLarge,
       digest: opts.fingerprint !== undefined,
       // The bytes go to the store as they arrive; the first ones decide the type before anything is written.
-      store: async ({ chunks, kindSoFar }) => {
+      store: async ({ chunks, kindSoFar, expectedBytes }) => {
         if (kindSoFar !== undefined) kindOf(kindSoFar);
         const { head, rest } = await headOf(chunks, SNIFF_BYTES);
         const sniffed = head.length === 0 ? undefined : await fileTypeFromBuffer(head);
@@ -140,7 +140,7 @@ export async function uploadMedia(
           sniffed,
         );
         try {
-          await deps.storage.putStream(objectKey, rest, format.mime);
+          await deps.storage.putStream(objectKey, rest, format.mime, { expectedBytes });
         } catch (err) {
           if (err instanceof AppError) throw err;
           throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {

@@ -10,6 +10,12 @@ export interface IncomingFile {
   chunks: AsyncIterable<Buffer>;
   /** The `kind` field, when the form sent it before the file (undefined: not yet, or not at all). */
   kindSoFar: string | undefined;
+  /**
+   * How many bytes the file should hold at least, from the declared Content-Length less what was read before the
+   * file began and a margin for the framing after it (0 without a Content-Length). A hint: a body that lies is
+   * still cut at the limit and stored as it is.
+   */
+  expectedBytes: number;
 }
 
 export interface ReceivedUpload<T> {
@@ -35,6 +41,9 @@ export interface ReceiveOptions<T> {
    */
   store: (file: IncomingFile) => Promise<T>;
 }
+
+/** What a form may carry after its file part and still count on streaming: the closing boundary and a field or two. */
+const FRAMING_AFTER_FILE = 64 * 1024;
 
 const bad = (message: string, pathName: string = 'file') =>
   new AppError('invalid_request', message, { issues: [{ code: 'malformed', path: [pathName], message }] });
@@ -63,6 +72,9 @@ export async function receiveUpload<T>(
   }
   let kind: string | undefined;
   let file: ReceivedUpload<T>['file'];
+  const declared = Number(headers['content-length'] ?? NaN);
+  let readSoFar = 0;
+  req.on('data', (chunk: Buffer) => (readSoFar += chunk.length));
   let storing: Promise<void> | undefined;
   await new Promise<void>((resolve, reject) => {
     let failed = false;
@@ -102,7 +114,10 @@ export async function receiveUpload<T>(
         }
         if (stream.truncated) throw opts.tooLarge();
       }
-      storing = opts.store({ chunks: chunks(), kindSoFar: kind }).then(
+      const expectedBytes = Number.isFinite(declared)
+        ? Math.max(0, Math.min(opts.limit, declared - readSoFar - FRAMING_AFTER_FILE))
+        : 0;
+      storing = opts.store({ chunks: chunks(), kindSoFar: kind, expectedBytes }).then(
         (stored) => {
           file = { size, ...(hash ? { sha256: hash.digest('hex') } : {}), stored };
         },

@@ -7,6 +7,7 @@ import https from 'node:https';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
 
 export interface StorageConfig {
   S3_ENDPOINT?: string;
@@ -41,7 +42,19 @@ export interface Storage {
    * multipart upload, each part sent while the next is read (at most two parts in memory). When `source` throws,
    * the multipart upload is aborted and nothing is stored. Returns the size.
    */
-  putStream(key: string, source: AsyncIterable<Buffer>, contentType?: string): Promise<number>;
+  putStream(
+    key: string,
+    source: AsyncIterable<Buffer>,
+    contentType?: string,
+    opts?: {
+      /**
+       * How many bytes the source is expected to hold at least (an upload's declared length less its framing):
+       * every part that will surely be full is written to the store as its bytes arrive, not once it is whole. A
+       * source that ends earlier is still stored whole (the part in progress is sent again from memory).
+       */
+      expectedBytes?: number;
+    },
+  ): Promise<number>;
   get(key: string): Promise<Buffer>;
   stream(key: string): Promise<Readable>;
   /** Streams an object to a file on disk (never held in memory); returns its size in bytes. */
@@ -120,24 +133,23 @@ function abortMultipart(directory: string) {
 }
 
 /**
- * One PUT to a presigned address with a known Content-Length, the body streamed from `body` (a file's stream or
- * chunks held in memory): no payload hash to compute (the URL is signed for an unsigned payload) and nothing
- * buffered. Returns the ETag the store answered with.
+ * Opens one PUT to a presigned address with a known Content-Length; the caller writes the body. No payload hash to
+ * compute (the URL is signed for an unsigned payload). `done` is the ETag the store answered with; it rejects on a
+ * non-2xx answer or a broken request (also when the caller destroys `req`).
  */
-function signedPut(
+function openPut(
   address: string,
   key: string,
-  body: Readable | Buffer[],
   size: number,
   contentType?: string,
-): Promise<string> {
+): { req: http.ClientRequest; done: Promise<string> } {
   const url = new URL(address);
   const transport = url.protocol === 'https:' ? https : http;
-  return new Promise<string>((resolve, reject) => {
-    const req = transport.request(url, {
-      method: 'PUT',
-      headers: { 'Content-Length': size, ...(contentType ? { 'Content-Type': contentType } : {}) },
-    });
+  const req = transport.request(url, {
+    method: 'PUT',
+    headers: { 'Content-Length': size, ...(contentType ? { 'Content-Type': contentType } : {}) },
+  });
+  const done = new Promise<string>((resolve, reject) => {
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
@@ -150,11 +162,26 @@ function signedPut(
       res.on('error', reject);
     });
     req.on('error', reject);
-    if (Array.isArray(body)) {
-      for (const chunk of body) req.write(chunk);
-      req.end();
-    } else pipeline(body, req).catch(reject);
+    req.on('close', () => reject(new Error(`PUT ${key}: the request closed before an answer`)));
   });
+  done.catch(() => undefined);
+  return { req, done };
+}
+
+/** One PUT of a whole body: a file's stream, or chunks held in memory. Returns the ETag. */
+function signedPut(
+  address: string,
+  key: string,
+  body: Readable | Buffer[],
+  size: number,
+  contentType?: string,
+): Promise<string> {
+  const { req, done } = openPut(address, key, size, contentType);
+  if (Array.isArray(body)) {
+    for (const chunk of body) req.write(chunk);
+    req.end();
+  } else pipeline(body, req).catch((err: Error) => req.destroy(err));
+  return done;
 }
 
 /** What `completeQuickly` uses of s3rver's filesystem store (5.0.0, pinned). */
@@ -283,44 +310,95 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       await signedPut(url, key, createReadStream(file), size, contentType);
       return size;
     },
-    async putStream(key, source, contentType = 'application/octet-stream') {
+    async putStream(key, source, contentType = 'application/octet-stream', opts = {}) {
+      const expected = opts.expectedBytes ?? 0;
       let held: Buffer[] = [];
       let heldBytes = 0;
       let total = 0;
       let uploadId: string | undefined;
-      const etags: { part: number; etag: string }[] = [];
-      let inFlight: Promise<void> | undefined;
       let parts = 0;
-      const sendPart = async (part: number, chunks: Buffer[], size: number) => {
-        const url = await client.presignedUrl('PUT', bucket, key, 15 * 60, {
-          partNumber: String(part),
-          uploadId: uploadId!,
-        });
-        const etag = await signedPut(url, key, chunks, size);
-        etags.push({ part, etag });
+      const etags: { part: number; etag: string }[] = [];
+      /** The previous part, finishing on the wire; at most one. */
+      let inFlight: Promise<void> | undefined;
+      /** The part being written as its bytes arrive (`expectedBytes` says it will be full). */
+      let open: { req: http.ClientRequest; done: Promise<void> } | undefined;
+      const partUrl = (part: number) =>
+        client.presignedUrl('PUT', bucket, key, 15 * 60, { partNumber: String(part), uploadId: uploadId! });
+      const record = (part: number) => (etag: string) => void etags.push({ part, etag });
+      const sendPart = async (part: number, chunks: Buffer[], size: number) =>
+        record(part)(await signedPut(await partUrl(part), key, chunks, size));
+      /** The part just filled goes on finishing while the next is read; the one before it must be done first. */
+      const handOff = async (finishing: Promise<void>) => {
+        finishing.catch(() => undefined);
+        await inFlight;
+        inFlight = finishing;
       };
       try {
-        for await (const chunk of source) {
-          held.push(chunk);
-          heldBytes += chunk.length;
-          total += chunk.length;
-          if (heldBytes < STREAM_PART_SIZE) continue;
-          uploadId ??= await client.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
-          // One part on the wire while the next is read: the read waits for the previous part, so a slow store
-          // holds the uploader back (TCP) instead of filling memory.
-          await inFlight;
-          inFlight = sendPart(++parts, held, heldBytes);
-          inFlight.catch(() => undefined);
-          held = [];
-          heldBytes = 0;
+        for await (const arrived of source) {
+          total += arrived.length;
+          let chunk = arrived;
+          while (chunk.length > 0) {
+            const room = STREAM_PART_SIZE - heldBytes;
+            const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+            chunk = chunk.subarray(piece.length);
+            if (heldBytes === 0 && expected >= (parts + 1) * STREAM_PART_SIZE) {
+              // This part will be full: it goes to the store as it arrives instead of after it is whole.
+              uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
+                'Content-Type': contentType,
+              });
+              const part = ++parts;
+              const put = openPut(await partUrl(part), key, STREAM_PART_SIZE);
+              open = { req: put.req, done: put.done.then(record(part)) };
+              open.done.catch(() => undefined);
+            }
+            held.push(piece);
+            heldBytes += piece.length;
+            // A part written as it arrives is still held until it is whole: should the body end short of it,
+            // what arrived is sent again as the last part.
+            if (open && !open.req.write(piece))
+              await Promise.race([once(open.req, 'drain'), open.done.then(() => undefined)]);
+            if (heldBytes < STREAM_PART_SIZE) continue;
+            if (open) {
+              open.req.end();
+              await handOff(open.done);
+              open = undefined;
+            } else {
+              uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
+                'Content-Type': contentType,
+              });
+              // One part on the wire while the next is read: the read waits for the previous part, so a slow
+              // store holds the uploader back (TCP) instead of filling memory.
+              await handOff(sendPart(++parts, held, heldBytes));
+            }
+            held = [];
+            heldBytes = 0;
+          }
+        }
+        if (open) {
+          // The body ended short of what was expected: the part begun as it arrived is dropped and what it
+          // held goes as the last part (under a number of its own: the dropped one may still be landing).
+          open.req.destroy();
+          open = undefined;
         }
         if (!uploadId) {
-          const url = await client.presignedPutObject(bucket, key, 15 * 60);
-          await signedPut(url, key, held, heldBytes, contentType);
+          await signedPut(
+            await client.presignedPutObject(bucket, key, 15 * 60),
+            key,
+            held,
+            heldBytes,
+            contentType,
+          );
           return total;
         }
+        if (heldBytes > 0) {
+          // The last part goes beside the one still on the wire (both are in memory already); both settle before
+          // an abort could follow, so no part lands after it.
+          const last = sendPart(++parts, held, heldBytes);
+          inFlight = Promise.allSettled([inFlight, last]).then((settled) => {
+            for (const r of settled) if (r.status === 'rejected') throw r.reason;
+          });
+        }
         await inFlight;
-        if (heldBytes > 0) await sendPart(++parts, held, heldBytes);
         await client.completeMultipartUpload(
           bucket,
           key,
@@ -329,7 +407,8 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
         );
         return total;
       } catch (err) {
-        await inFlight?.catch(() => undefined);
+        open?.req.destroy();
+        await Promise.allSettled([inFlight, open?.done]);
         if (uploadId) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
         throw err;
       }

@@ -317,6 +317,9 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       let total = 0;
       let uploadId: string | undefined;
       let parts = 0;
+      /** The size of the part being read, and the bytes of the parts before it. */
+      let target = STREAM_PART_SIZE;
+      let assigned = 0;
       const etags: { part: number; etag: string }[] = [];
       /** The previous part, finishing on the wire; at most one. */
       let inFlight: Promise<void> | undefined;
@@ -338,26 +341,34 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
           total += arrived.length;
           let chunk = arrived;
           while (chunk.length > 0) {
-            const room = STREAM_PART_SIZE - heldBytes;
+            if (heldBytes === 0) {
+              target = STREAM_PART_SIZE;
+              const ahead = expected - assigned;
+              if (ahead >= STREAM_PART_SIZE) {
+                // This part will be full: it goes to the store as it arrives instead of after it is whole. The
+                // expected bytes are shared evenly among the parts that will surely be full (each ≥ 5 MiB), so
+                // all that is left for after the body ends is a small last part, not most of one.
+                target = Math.floor(ahead / Math.floor(ahead / STREAM_PART_SIZE));
+                uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
+                  'Content-Type': contentType,
+                });
+                const part = ++parts;
+                const put = openPut(await partUrl(part), key, target);
+                open = { req: put.req, done: put.done.then(record(part)) };
+                open.done.catch(() => undefined);
+              }
+            }
+            const room = target - heldBytes;
             const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
             chunk = chunk.subarray(piece.length);
-            if (heldBytes === 0 && expected >= (parts + 1) * STREAM_PART_SIZE) {
-              // This part will be full: it goes to the store as it arrives instead of after it is whole.
-              uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
-                'Content-Type': contentType,
-              });
-              const part = ++parts;
-              const put = openPut(await partUrl(part), key, STREAM_PART_SIZE);
-              open = { req: put.req, done: put.done.then(record(part)) };
-              open.done.catch(() => undefined);
-            }
             held.push(piece);
             heldBytes += piece.length;
             // A part written as it arrives is still held until it is whole: should the body end short of it,
             // what arrived is sent again as the last part.
             if (open && !open.req.write(piece))
               await Promise.race([once(open.req, 'drain'), open.done.then(() => undefined)]);
-            if (heldBytes < STREAM_PART_SIZE) continue;
+            if (heldBytes < target) continue;
+            assigned += heldBytes;
             if (open) {
               open.req.end();
               await handOff(open.done);

@@ -45,6 +45,14 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
       )
     )[0] ?? { used_bytes: '0', reserved_bytes: '0' };
 
+  /** A refused upload keeps nothing: no row, no object, no parts of a multipart upload, no bytes counted. */
+  const expectNothingKept = async (wsId: string) => {
+    expect(await rowsOf(wsId)).to.equal('0');
+    expect(await objectsOf(wsId)).to.deep.equal([]);
+    expect(await pendingParts()).to.deep.equal([]);
+    expect(await used(wsId)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+  };
+
   it('a PNG → 201 {id, url: media://<id>, previewUrl, kind, bytes}; previewUrl returns exactly the bytes with image/png', async () => {
     const { ws } = await workspace();
     const png = await pngOf(64, 48);
@@ -112,10 +120,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     ]);
     // A part of another name is not the file.
     expectIssue(await uploadForm(app.base, ws.key, { extra: { filee: 'x' } }), ['file']);
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await objectsOf(ws.id)).to.deep.equal([]);
-    expect((await used(ws.id)).used_bytes).to.equal('0');
-    expect((await used(ws.id)).reserved_bytes).to.equal('0');
+    await expectNothingKept(ws.id);
   });
 
   it('not JSON, not multipart → 415; a multipart body without boundary → 400', async () => {
@@ -178,9 +183,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
       });
       expectIssue(res, ['file']);
     }
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await objectsOf(ws.id)).to.deep.equal([]);
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    await expectNothingKept(ws.id);
   });
 
   it('kind sent after the file: the bytes are checked against it once the form ends; a mismatch is a 400 naming both and keeps nothing', async () => {
@@ -191,9 +194,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(late.body.message).to.include('video').and.include('PNG');
     const badKind = await uploadForm(app.base, ws.key, { kind: 'pdf', kindLast: true, file: { bytes: png } });
     expectIssue(badKind, ['kind']);
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await objectsOf(ws.id)).to.deep.equal([]);
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    await expectNothingKept(ws.id);
     const mp3 = await avSample('mp3');
     const ok = await uploadForm(app.base, ws.key, { kind: 'audio', kindLast: true, file: { bytes: mp3 } });
     expectStatus(ok, 201);
@@ -221,9 +222,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     expect(res.body.issues[0]!.path).to.deep.equal(['file']);
     // The sniffer reads the first 4,100 bytes; what was written by then is those plus what the sockets buffer.
     expect(res.sentAtAnswer, `${res.sentAtAnswer} bytes written when the 400 arrived`).to.be.below(total / 2);
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await objectsOf(ws.id)).to.deep.equal([]);
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    await expectNothingKept(ws.id);
   });
 
   it('a form with a second, larger file after the first: the first is stored whole and alone (its declared length said more)', async () => {
@@ -273,9 +272,7 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     });
     expect(declared.status).to.equal(413);
     expect(((await declared.json()) as { error: string }).error).to.equal('payload_too_large');
-
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    await expectNothingKept(ws.id);
   });
 
   it('a 60 MB chunked body → 413 payload_too_large before the whole body is sent; RSS grows by less than 36 MB; nothing kept', async () => {
@@ -295,11 +292,8 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
       MEDIA_MAX_BYTES + 16 * 1024 * 1024,
     );
     expect(grewMb, `RSS grew ${grewMb.toFixed(1)} MB`).to.be.below(36);
-    expect(await rowsOf(ws.id)).to.equal('0');
-    expect(await objectsOf(ws.id)).to.deep.equal([]);
     // The parts sent before the cut-off went with the aborted multipart upload.
-    expect(await pendingParts()).to.deep.equal([]);
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: '0', reserved_bytes: '0' });
+    await expectNothingKept(ws.id);
   });
 
   it('memory: 4 concurrent ~25 MB uploads (100 MB sent) grow the API process RSS by two parts each (40 MiB) and change, not by the bytes sent', async () => {

@@ -225,26 +225,60 @@ describe('media: POST/GET/DELETE /api/v1/media (issue 21, docs/media.md)', () =>
     await expectNothingKept(ws.id);
   });
 
-  it('a form with a second, larger file after the first: the first is stored whole and alone (its declared length said more)', async () => {
+  it('one file and a few short fields: a second file (after a large first or a small one), a field over 1 KiB or a 9th field → 400; nothing kept', async () => {
     const { ws } = await workspace();
     const png = await pngOf(16, 16);
-    const first = Buffer.concat([png, randomBytes(6 * 1024 * 1024)]);
-    const form = new FormData();
-    form.append('kind', 'image');
-    form.append('file', new Blob([first]), 'first.png');
-    form.append('file', new Blob([randomBytes(12 * 1024 * 1024)]), 'second.png');
-    const res = await fetch(`${app.base}/media`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ws.key}` },
-      body: form,
+    const post = (form: FormData) =>
+      fetch(`${app.base}/media`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ws.key}` },
+        body: form,
+      });
+    for (const first of [Buffer.concat([png, randomBytes(6 * 1024 * 1024)]), png]) {
+      const form = new FormData();
+      form.append('kind', 'image');
+      form.append('file', new Blob([first]), 'first.png');
+      form.append('file', new Blob([randomBytes(12 * 1024 * 1024)]), 'second.png');
+      const res = await post(form);
+      expect(res.status).to.equal(400);
+      const body = (await res.json()) as { error: string; issues: { path: string[] }[] };
+      expect(body.error).to.equal('invalid_request');
+      expect(body.issues[0]!.path).to.deep.equal(['file']);
+    }
+    const long = new FormData();
+    long.append('note', 'x'.repeat(1025));
+    long.append('file', new Blob([png]), 'a.png');
+    const longRes = await post(long);
+    expect(longRes.status).to.equal(400);
+    expect(((await longRes.json()) as { issues: { path: string[] }[] }).issues[0]!.path).to.deep.equal([
+      'note',
+    ]);
+    const many = new FormData();
+    for (let i = 0; i < 9; i++) many.append(`f${i}`, 'v');
+    many.append('file', new Blob([png]), 'a.png');
+    expect((await post(many)).status).to.equal(400);
+    await expectNothingKept(ws.id);
+    // Within the limits, fields besides `kind` are ignored.
+    const ok = await uploadForm(app.base, ws.key, {
+      kind: 'image',
+      extra: { alt: 'a triangle' },
+      file: { bytes: png },
     });
-    expect(res.status).to.equal(201);
-    const d = ((await res.json()) as { data: MediaDto }).data;
-    expect(d.bytes).to.equal(first.length);
-    const got = Buffer.from(await (await fetch(d.previewUrl)).arrayBuffer());
-    expect(got.equals(first)).to.equal(true);
+    expectStatus(ok, 201);
+  });
+
+  it('a declared length: the file goes to the store as it arrives and is stored whole, kind before or after it', async () => {
+    const { ws } = await workspace();
+    const png = await pngOf(16, 16);
+    for (const kindLast of [false, true]) {
+      const bytes = Buffer.concat([png, randomBytes(11 * 1024 * 1024 + 333)]);
+      const res = await uploadForm(app.base, ws.key, { kind: 'image', kindLast, file: { bytes } });
+      expectStatus(res, 201);
+      expect(res.body.data.bytes).to.equal(bytes.length);
+      const got = Buffer.from(await (await fetch(res.body.data.previewUrl)).arrayBuffer());
+      expect(got.equals(bytes)).to.equal(true);
+    }
     expect(await pendingParts()).to.deep.equal([]);
-    expect(await used(ws.id)).to.deep.equal({ used_bytes: String(first.length), reserved_bytes: '0' });
   });
 
   it('a polyglot that starts as a GIF is stored as image/gif and served as image/gif, never as HTML', async () => {

@@ -143,6 +143,13 @@ export async function uploadMedia(
           await deps.storage.putStream(objectKey, rest, format.mime, { expectedBytes });
         } catch (err) {
           if (err instanceof AppError) throw err;
+          // The form's length promised more file than came: something besides `kind` and one file followed it.
+          if ((err as { code?: string }).code === 'short_source')
+            throw new AppError(
+              'invalid_request',
+              'The form carries more than `kind` and one `file`: send those parts only',
+              { issues: [{ code: 'malformed', path: ['file'], message: 'Only `kind` and one `file` part' }] },
+            );
           throw new AppError('unavailable', 'The object store is unreachable; retry shortly', {
             cause: err,
             retryAfter: 2,

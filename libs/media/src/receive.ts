@@ -42,8 +42,15 @@ export interface ReceiveOptions<T> {
   store: (file: IncomingFile) => Promise<T>;
 }
 
-/** What a form may carry after its file part and still count on streaming: the closing boundary and a field or two. */
-const FRAMING_AFTER_FILE = 64 * 1024;
+/** busboy's limits on what a form may carry besides its file (more is a 400, `refuseExtras`). */
+const FORM_LIMITS = { files: 1, fields: 8, fieldSize: 1024, parts: 16, headerPairs: 32 } as const;
+
+/**
+ * The most a form within `FORM_LIMITS` can carry after its file part: every other part's headers (busboy reads at
+ * most 16 KiB of them), its value and its boundary line. The file is then at least the declared length less what
+ * came before it and this, so that many bytes can go to the store as they arrive (`Storage.putStream`).
+ */
+const FRAMING_AFTER_FILE = FORM_LIMITS.parts * (16 * 1024 + FORM_LIMITS.fieldSize + 128);
 
 const bad = (message: string, pathName: string = 'file') =>
   new AppError('invalid_request', message, { issues: [{ code: 'malformed', path: [pathName], message }] });
@@ -64,7 +71,9 @@ export async function receiveUpload<T>(
   try {
     bb = busboy({
       headers,
-      limits: { files: 1, fileSize: opts.limit, fields: 8, fieldSize: 1024, parts: 16, headerPairs: 32 },
+      limits: { ...FORM_LIMITS, fileSize: opts.limit },
+      // The file's bytes may run ahead of the store by this much before busboy (and TCP) hold the client back.
+      fileHwm: 1024 * 1024,
     });
   } catch {
     req.resume();
@@ -92,11 +101,18 @@ export async function receiveUpload<T>(
       const refuse = () => reject(err);
       (storing ?? Promise.resolve()).then(refuse, refuse);
     };
-    bb.on('field', (name, value) => {
-      if (name === 'kind' && kind === undefined) kind = value;
+    bb.on('field', (name, value, info) => {
+      if (info.nameTruncated || info.valueTruncated)
+        fail(bad(`A form field holds at most ${FORM_LIMITS.fieldSize} bytes`, name.slice(0, 64)));
+      else if (name === 'kind' && kind === undefined) kind = value;
     });
+    // One file and a few short fields: a form carrying more is refused, not read past (docs/media.md "Upload").
+    bb.on('filesLimit', () => fail(bad('An upload carries one file: send `kind` and one `file` part')));
+    bb.on('fieldsLimit', () => fail(bad(`A form carries at most ${FORM_LIMITS.fields} fields`)));
+    bb.on('partsLimit', () => fail(bad(`A form carries at most ${FORM_LIMITS.parts} parts`)));
     bb.on('file', (name, stream: Readable & { truncated?: boolean }) => {
-      if (name !== 'file' || fileStream) {
+      // After a refusal busboy may still parse what it had buffered: nothing more is stored.
+      if (name !== 'file' || fileStream || failed) {
         stream.resume();
         return;
       }

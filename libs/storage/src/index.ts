@@ -39,8 +39,9 @@ export interface Storage {
   /**
    * Writes the bytes of `source` to `key` as they are read, for a body whose length is not known up front (an
    * upload still arriving): what fits one part (`STREAM_PART_SIZE`) goes as one PUT, anything longer as an S3
-   * multipart upload, each part sent while the next is read (at most two parts in memory). When `source` throws,
-   * the multipart upload is aborted and nothing is stored. Returns the size.
+   * multipart upload, each part sent while the next is read (at most two parts in memory; see `expectedBytes` for
+   * a length known in advance). When `source` throws, the multipart upload is aborted and nothing is stored.
+   * Returns the size.
    */
   putStream(
     key: string,
@@ -48,9 +49,10 @@ export interface Storage {
     contentType?: string,
     opts?: {
       /**
-       * How many bytes the source is expected to hold at least (an upload's declared length less its framing):
-       * every part that will surely be full is written to the store as its bytes arrive, not once it is whole. A
-       * source that ends earlier is still stored whole (the part in progress is sent again from memory).
+       * How many bytes the source will hold at least (an upload's declared length less its framing): when that is
+       * a part or more, those bytes are one part written to the store as they arrive (nothing of them held), and
+       * what comes past them follows as the last part. A source that ends short of it fails (`code:
+       * 'short_source'`) and nothing is stored: the bytes already sent cannot be taken back into a shorter part.
        */
       expectedBytes?: number;
     },
@@ -81,6 +83,13 @@ const PART_SIZE = 128 * 1024 * 1024;
  * (the part on the wire and the one being read) whatever its size; a 25 MB upload is five parts.
  */
 export const STREAM_PART_SIZE = 5 * 1024 * 1024;
+
+/**
+ * How much of a part written as it arrives may wait in this process for the store's socket before the source is
+ * read again. Node's default (16 KiB) makes the source, this process and the store take turns every few chunks;
+ * 1 MiB lets them run side by side, and is all an upload holds here.
+ */
+const STREAM_WINDOW = 1024 * 1024;
 
 const LOOPBACK_CORS =
   '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod>' +
@@ -317,14 +326,12 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
       let total = 0;
       let uploadId: string | undefined;
       let parts = 0;
-      /** The size of the part being read, and the bytes of the parts before it. */
-      let target = STREAM_PART_SIZE;
-      let assigned = 0;
       const etags: { part: number; etag: string }[] = [];
       /** The previous part, finishing on the wire; at most one. */
       let inFlight: Promise<void> | undefined;
-      /** The part being written as its bytes arrive (`expectedBytes` says it will be full). */
-      let open: { req: http.ClientRequest; done: Promise<void> } | undefined;
+      /** The first `expectedBytes`, one part written as they arrive; `left`: how many it still waits for. */
+      let streamed: { req: http.ClientRequest; done: Promise<void>; left: number } | undefined;
+      const initiate = () => client.initiateNewMultipartUpload(bucket, key, { 'Content-Type': contentType });
       const partUrl = (part: number) =>
         client.presignedUrl('PUT', bucket, key, 15 * 60, { partNumber: String(part), uploadId: uploadId! });
       const record = (part: number) => (etag: string) => void etags.push({ part, etag });
@@ -337,60 +344,44 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
         inFlight = finishing;
       };
       try {
+        if (expected >= STREAM_PART_SIZE) {
+          // The bytes the source will surely hold are one part, written to the store as they arrive: nothing of
+          // them is held here, and the store has them all when the source ends (but for what came past them).
+          uploadId = await initiate();
+          const part = ++parts;
+          const put = openPut(await partUrl(part), key, expected);
+          streamed = { req: put.req, done: put.done.then(record(part)), left: expected };
+          streamed.done.catch(() => undefined);
+        }
         for await (const arrived of source) {
           total += arrived.length;
           let chunk = arrived;
-          while (chunk.length > 0) {
-            if (heldBytes === 0) {
-              target = STREAM_PART_SIZE;
-              const ahead = expected - assigned;
-              if (ahead >= STREAM_PART_SIZE) {
-                // This part will be full: it goes to the store as it arrives instead of after it is whole. The
-                // expected bytes are shared evenly among the parts that will surely be full (each ≥ 5 MiB), so
-                // all that is left for after the body ends is a small last part, not most of one.
-                target = Math.floor(ahead / Math.floor(ahead / STREAM_PART_SIZE));
-                uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
-                  'Content-Type': contentType,
-                });
-                const part = ++parts;
-                const put = openPut(await partUrl(part), key, target);
-                open = { req: put.req, done: put.done.then(record(part)) };
-                open.done.catch(() => undefined);
-              }
-            }
-            const room = target - heldBytes;
-            const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+          if (streamed && streamed.left > 0) {
+            const piece = chunk.length > streamed.left ? chunk.subarray(0, streamed.left) : chunk;
             chunk = chunk.subarray(piece.length);
-            held.push(piece);
-            heldBytes += piece.length;
-            // A part written as it arrives is still held until it is whole: should the body end short of it,
-            // what arrived is sent again as the last part.
-            if (open && !open.req.write(piece))
-              await Promise.race([once(open.req, 'drain'), open.done.then(() => undefined)]);
-            if (heldBytes < target) continue;
-            assigned += heldBytes;
-            if (open) {
-              open.req.end();
-              await handOff(open.done);
-              open = undefined;
-            } else {
-              uploadId ??= await client.initiateNewMultipartUpload(bucket, key, {
-                'Content-Type': contentType,
-              });
-              // One part on the wire while the next is read: the read waits for the previous part, so a slow
-              // store holds the uploader back (TCP) instead of filling memory.
-              await handOff(sendPart(++parts, held, heldBytes));
-            }
-            held = [];
-            heldBytes = 0;
+            streamed.left -= piece.length;
+            if (streamed.left === 0) {
+              streamed.req.end(piece);
+              await handOff(streamed.done);
+            } else if (!streamed.req.write(piece) && streamed.req.writableLength >= STREAM_WINDOW)
+              await Promise.race([once(streamed.req, 'drain'), streamed.done.then(() => undefined)]);
+            if (chunk.length === 0) continue;
           }
+          held.push(chunk);
+          heldBytes += chunk.length;
+          if (heldBytes < STREAM_PART_SIZE) continue;
+          uploadId ??= await initiate();
+          // One part on the wire while the next is read: the read waits for the previous part, so a slow store
+          // holds the uploader back (TCP) instead of filling memory.
+          await handOff(sendPart(++parts, held, heldBytes));
+          held = [];
+          heldBytes = 0;
         }
-        if (open) {
-          // The body ended short of what was expected: the part begun as it arrived is dropped and what it
-          // held goes as the last part (under a number of its own: the dropped one may still be landing).
-          open.req.destroy();
-          open = undefined;
-        }
+        if (streamed && streamed.left > 0)
+          throw Object.assign(
+            new Error(`the source ended ${streamed.left} bytes short of the ${expected} expected`),
+            { code: 'short_source' },
+          );
         if (!uploadId) {
           await signedPut(
             await client.presignedPutObject(bucket, key, 15 * 60),
@@ -418,8 +409,8 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
         );
         return total;
       } catch (err) {
-        open?.req.destroy();
-        await Promise.allSettled([inFlight, open?.done]);
+        streamed?.req.destroy();
+        await Promise.allSettled([inFlight, streamed?.done]);
         if (uploadId) await client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
         throw err;
       }

@@ -35,8 +35,9 @@ export function mediaRoutes(
       operationId: 'uploadMedia',
       summary: 'Upload an image, video or audio file',
       description:
-        '`multipart/form-data` with `file` (required) and `kind` (`image`, `video`, `audio`; default `image`), streamed into the ' +
-        `private store. At most ${MEDIA_MAX_BYTES.toLocaleString('en-US')} bytes (413 payload_too_large, at once when Content-Length says so). ` +
+        '`multipart/form-data` with `file` (required) and `kind` (`image`, `video`, `audio`; default `image`; send it first), streamed into the ' +
+        'private store as it arrives; one file and at most 8 fields of 1 KiB (more is a 400). ' +
+        `At most ${MEDIA_MAX_BYTES.toLocaleString('en-US')} bytes (413 payload_too_large, at once when Content-Length says so). ` +
         'The bytes decide the type (PNG, JPEG, GIF, WebP, AVIF; MP4, WebM; MP3, M4A/AAC, Ogg, WAV): another type, an empty file or a ' +
         'type that does not belong to `kind` is a 400. The storage line of the plan counts every file: the upload that would cross it ' +
         'is a 403 plan_required naming the plan that holds it. `url` (`media://<id>`) is what a block stores; processing ' +

@@ -139,13 +139,9 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
-/**
- * The request's header block as a flat `[name, value, …]` list, Host and Content-Length set here. Node writes such
- * a list as it is (each pair still validated once) instead of storing every header through `setHeader` first.
- */
-function outgoingHeaders(given: Record<string, string>, host: string, length: number): string[] {
-  const out = ['Host', host];
-  for (const name in given) {
+function outgoingHeaders(given: Record<string, string>, length: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
     const lower = name.toLowerCase();
     if (
       lower === 'content-length' ||
@@ -155,9 +151,9 @@ function outgoingHeaders(given: Record<string, string>, host: string, length: nu
     ) {
       continue;
     }
-    out.push(name, given[name]);
+    out[name] = value;
   }
-  out.push('Content-Length', String(length));
+  out['Content-Length'] = String(length);
   return out;
 }
 
@@ -174,8 +170,7 @@ export function deliverOnce(opts: DeliverOptions): Promise<DeliveryResult> {
     let req: http.ClientRequest | undefined;
     let statusCode: number | null = null;
     let retryAfterSec: number | null = null;
-    // Made on the first byte of a response body: an answer without one needs none.
-    let decoder: InstanceType<typeof TextDecoder> | undefined;
+    const decoder = new TextDecoder('utf-8');
     let responseBody = '';
     // The single deadline for DNS + connect + TLS + request + response + body.
     const timer = setTimeout(() => {
@@ -216,8 +211,7 @@ export function deliverOnce(opts: DeliverOptions): Promise<DeliveryResult> {
         port: url.port === '' ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        // The Host header as Node would set it: the name, bracketed if IPv6, and a port only when not the default.
-        headers: outgoingHeaders(opts.headers, url.host, body.length),
+        headers: outgoingHeaders(opts.headers, body.length),
         lookup: pinnedLookup(address, family),
         agent: opts.keepAlive === false ? false : agentFor(protocol, url.origin, address),
       };
@@ -234,7 +228,7 @@ export function deliverOnce(opts: DeliverOptions): Promise<DeliveryResult> {
         let received = 0;
         const complete = (truncated: boolean): void => {
           // Flush a trailing partial UTF-8 sequence only when the body really ended there.
-          if (!truncated && decoder) responseBody += decoder.decode();
+          if (!truncated) responseBody += decoder.decode();
           const code = statusCode ?? 0;
           if (code >= 200 && code < 300) finish('delivered', null);
           else if (code >= 300 && code < 400) finish('retry', `HTTP ${code} redirect not followed`);
@@ -243,7 +237,6 @@ export function deliverOnce(opts: DeliverOptions): Promise<DeliveryResult> {
         res.on('data', (chunk: Buffer) => {
           if (settled) return;
           const room = RESPONSE_BODY_LIMIT - received;
-          decoder ??= new TextDecoder('utf-8');
           if (room > 0) responseBody += decoder.decode(chunk.subarray(0, room), { stream: true });
           received += chunk.length;
           if (received > RESPONSE_BODY_LIMIT) {

@@ -27,13 +27,18 @@ export function envelopeBody(env: EventEnvelope): string {
  * Each body is spliced in as the JSON text it is, not as a string: bound as a text array instead, every body had
  * its quotes escaped by the driver (a measured share of the worker's CPU) and unescaped again by PostgreSQL. A
  * `json` value (not `jsonb`) keeps its text as written, so `body::text` is these exact bytes, the ones signed and
- * sent.
+ * sent. The exception is a body with a `\u` escape, which `JSON.stringify` writes only for control characters and
+ * lone surrogates: PostgreSQL refuses to read `\u0000` or a lone surrogate into a record, and one such body would
+ * fail its whole batch, so such a body goes as a JSON string (escaped here, unescaped there), the old way.
  */
 function eventsJson(envs: EventEnvelope[], bodies: Map<number, string>): string {
   const parts: string[] = [];
   for (const [i, body] of bodies) {
     const env = envs[i];
-    parts.push(`{"i":${i},"id":${JSON.stringify(env.id)},"type":${JSON.stringify(env.type)},"body":${body}}`);
+    const value = body.includes('\\u') ? JSON.stringify(body) : body;
+    parts.push(
+      `{"i":${i},"id":${JSON.stringify(env.id)},"type":${JSON.stringify(env.type)},"body":${value}}`,
+    );
   }
   return `[${parts.join(',')}]`;
 }
@@ -73,7 +78,9 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
     `insert into webhook_deliveries
        (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempts, max_attempts,
         next_attempt_at, created_at, updated_at)
-     select t.id, e.workspace_id, e.id, v.id, v.type, v.body::text, 'pending', 0, ?::int, now(), now(), now()
+     select t.id, e.workspace_id, e.id, v.id, v.type,
+            case when json_typeof(v.body) = 'string' then v.body #>> '{}' else v.body::text end,
+            'pending', 0, ?::int, now(), now(), now()
        from unnest(?::text[], ?::text[], ?::int[]) as t(id, endpoint_id, idx)
        join json_to_recordset(?::json) as v(i int, id text, type text, body json) on v.i = t.idx
        join webhook_endpoints e on e.id = t.endpoint_id and e.is_active

@@ -8,8 +8,14 @@ import type { DeliveryResult } from './deliver.js';
 import type { ClaimedDelivery } from './dispatcher.js';
 import type { AttemptOutcome } from './outcome.js';
 
-/** PostgreSQL text cannot hold NUL. */
-const clean = (s: string | null): string | null => (s === null ? null : s.replace(/\u0000/g, '\uFFFD'));
+/**
+ * PostgreSQL text cannot hold NUL, and a json string's escaped lone surrogate does not convert to text: both
+ * become U+FFFD (a lone surrogate did so before too, in the driver's UTF-8 encoding).
+ */
+const clean = (s: string | null): string | null =>
+  s === null
+    ? null
+    : s.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 
 export interface AttemptRecord {
   cmd: ClaimedDelivery;
@@ -38,28 +44,32 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
   records.forEach((r, i) => {
     if (!first.has(r.cmd.deliveryId)) first.set(r.cmd.deliveryId, i);
   });
-  const params: unknown[] = [];
-  const tuples = [...first.values()].map((i) => {
-    const { cmd, result, startedAt, outcome } = records[i];
-    params.push(
-      cmd.deliveryId,
-      cmd.claim,
-      outcome.status,
-      outcome.status === 'pending' ? outcome.delaySec : null,
-      result.statusCode,
-      clean(result.error),
-      result.durationMs,
-      clean(result.responseBody) ?? '',
-      startedAt.toISOString(),
-    );
-    return '(?::text, ?::int, ?::text, ?::int, ?::int, ?::text, ?::int, ?::text, ?::timestamptz)';
-  });
+  // All rows as ONE json parameter: a fixed statement text (prepared once per connection) and no per-value
+  // serialisation in the driver, where nine bound values per row were a measured share of the worker's CPU.
+  const rowsJson = JSON.stringify(
+    [...first.values()].map((i) => {
+      const { cmd, result, startedAt, outcome } = records[i];
+      return {
+        id: cmd.deliveryId,
+        claim: cmd.claim,
+        status: outcome.status,
+        delay: outcome.status === 'pending' ? outcome.delaySec : null,
+        code: result.statusCode,
+        error: clean(result.error),
+        duration: result.durationMs,
+        body: clean(result.responseBody) ?? '',
+        started: startedAt.toISOString(),
+      };
+    }),
+  );
   // The endpoint's failing_since rides along (read, not locked): the caller needs it only to tell whether the
   // endpoint's health changed, which is rare, and writes that in a statement of its own.
   const rows = await boundQuery<{ delivery_id: string; endpoint_id: string; failing_since: Date | null }>(
     em,
-    `with v(id, claim, status, delay, code, error, duration, body, started) as (
-       values ${tuples.join(', ')}
+    `with v as (
+       select * from json_to_recordset(?::json)
+         as r(id text, claim int, status text, delay int, code int, error text, duration int, body text,
+              started timestamptz)
      ),
      upd as (
        update webhook_deliveries d set
@@ -79,7 +89,8 @@ export async function recordAttempts(em: EntityManager, records: AttemptRecord[]
      )
      select ins.delivery_id, upd.endpoint_id, e.failing_since
        from ins join upd on upd.id = ins.delivery_id join webhook_endpoints e on e.id = upd.endpoint_id`,
-    params,
+    [rowsJson],
+    { prepared: true },
   );
   const ok = new Set(rows.map((w) => w.delivery_id));
   return {

@@ -1,0 +1,126 @@
+import { expect } from 'chai';
+import { makeWorkspace, testRuntime, type TestRuntime, type TestWorkspace } from '../support/context.js';
+import { dropHooks } from '../support/webhooks.js';
+import { boundQuery, newId } from '@lectern/db';
+import type { EventEnvelope } from '@lectern/contracts';
+import { closeRuntime } from '@lectern/runtime';
+import { parseEncryptionKey } from '@lectern/secrets';
+import {
+  claimDue,
+  createEndpoint,
+  envelopeBody,
+  fanOutEvents,
+  recordAttempts,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from '@lectern/webhooks';
+
+/**
+ * The worker's batch statements bind whole batches as one json value (the bodies spliced in as JSON text): the
+ * bytes stored must still be exactly the bytes signed and sent, and strings PostgreSQL text cannot hold must still
+ * be written.
+ */
+describe('webhooks: batch statements', function () {
+  this.timeout(30_000);
+  let rt: TestRuntime;
+  let ws: TestWorkspace;
+  let endpointId: string;
+  const limits = {
+    perEndpoint: 128,
+    perSlowEndpoint: 16,
+    slowAfterSec: 2,
+    maxInFlight: 4096,
+    batch: 256,
+    leaseSec: 15,
+  };
+
+  before(async () => {
+    rt = await testRuntime('webhook-batches');
+    ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Batches');
+    const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
+    const { endpoint } = await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
+      name: 'batches',
+      url: 'http://127.0.0.1:9/hook',
+      eventTypes: ['course.completed'],
+    });
+    endpointId = endpoint.id;
+  });
+  after(async () => {
+    if (rt) {
+      await dropHooks(rt.orm.em.fork(), [ws.id]);
+      await closeRuntime(rt, { keepStorage: true });
+    }
+  });
+
+  const envelope = (data: Record<string, unknown>): EventEnvelope =>
+    ({
+      id: newId('evt'),
+      type: 'course.completed',
+      createdAt: new Date(Date.now() + 1000).toISOString(),
+      workspaceId: ws.id,
+      data,
+    }) as EventEnvelope;
+
+  it('stores each body byte for byte, escapes and all, and a repeated batch creates nothing', async () => {
+    const envs = [
+      envelope({ text: 'quotes " and \\ backslashes, é, 日本, 😀, \u2028, \u0000, \ud800 alone', n: 1.5e-7 }),
+      envelope({ nested: { a: [1, { b: '}' }], empty: {} }, s: '' }),
+    ];
+    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([1, 1]);
+    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([0, 0]);
+    const rows = await boundQuery<{ event_id: string; payload: string }>(
+      rt.orm.em.fork(),
+      'select event_id, payload from webhook_deliveries where event_id = any (?::text[])',
+      [envs.map((e) => e.id)],
+    );
+    const stored = new Map(rows.map((r) => [r.event_id, r.payload]));
+    for (const env of envs) expect(stored.get(env.id)).to.equal(envelopeBody(env));
+  });
+
+  it('records attempts whose response holds NUL or a lone surrogate, once per claim', async () => {
+    await fanOutEvents(rt.orm.em.fork(), [envelope({ n: 2 })]);
+    const claimed = await claimDue(rt.orm.em.fork(), limits);
+    expect(claimed).to.have.length.greaterThan(0);
+    const record = (cmd: ClaimedDelivery): AttemptRecord => ({
+      cmd,
+      startedAt: new Date(),
+      outcome: { status: 'pending', delaySec: 60 },
+      result: {
+        statusCode: 500,
+        error: 'HTTP 500 \udc00',
+        durationMs: 3,
+        responseBody: 'a\u0000b\ud800c',
+        retryAfterSec: null,
+        outcome: 'retry',
+      },
+    });
+    const first = await recordAttempts(rt.orm.em.fork(), claimed.map(record));
+    expect(first.written).to.deep.equal(claimed.map(() => true));
+    expect(first.failingSince.has(endpointId)).to.equal(true);
+    const again = await recordAttempts(rt.orm.em.fork(), claimed.map(record));
+    expect(again.written).to.deep.equal(claimed.map(() => false));
+
+    const [attempt] = await boundQuery<{ response_body: string; error: string; status_code: number }>(
+      rt.orm.em.fork(),
+      'select response_body, error, status_code from webhook_attempts where delivery_id = ?',
+      [claimed[0].deliveryId],
+    );
+    expect(attempt).to.deep.include({
+      response_body: 'a\uFFFDb\uFFFDc',
+      error: 'HTTP 500 \uFFFD',
+      status_code: 500,
+    });
+    const [row] = await boundQuery<{
+      status: string;
+      attempts: number;
+      locked_until: Date | null;
+      due: boolean;
+    }>(
+      rt.orm.em.fork(),
+      `select status, attempts, locked_until, next_attempt_at > now() + interval '50 seconds' as due
+         from webhook_deliveries where id = ?`,
+      [claimed[0].deliveryId],
+    );
+    expect(row).to.deep.equal({ status: 'pending', attempts: 1, locked_until: null, due: true });
+  });
+});

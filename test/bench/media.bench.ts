@@ -108,15 +108,26 @@ export async function run(): Promise<Record<string, unknown>> {
 
     const apiMs: number[] = [];
     const directMs: number[] = [];
-    const timeIt = async (fn: () => Promise<unknown>) => {
+    // CPU of each process while a path runs (bench: the uploading client; api; store), summed per path.
+    const cpu = { api: { bench: 0, api: 0, store: 0 }, direct: { bench: 0, api: 0, store: 0 } };
+    const cpuNow = async () => {
+      const own = process.cpuUsage();
+      return { bench: own.user + own.system, api: await api.cpuMicros(), store: await store.cpuMicros() };
+    };
+    const timeIt = async (fn: () => Promise<unknown>, into: keyof typeof cpu) => {
+      const c0 = await cpuNow();
       const t0 = performance.now();
       for (let i = 0; i < UPLOADS; i++) await fn();
-      return performance.now() - t0;
+      const ms = performance.now() - t0;
+      const c1 = await cpuNow();
+      for (const k of ['bench', 'api', 'store'] as const) cpu[into][k] += c1[k] - c0[k];
+      return ms;
     };
     for (let r = 0; r < ROUNDS; r++) {
-      const viaApi = () => timeIt(() => uploadFile(base, ws.key, file, SIZE));
+      const viaApi = () => timeIt(() => uploadFile(base, ws.key, file, SIZE), 'api');
       let n = 0;
-      const direct = () => timeIt(() => storage.putFile(`bench/${ws.id}/${r}-${n++}`, file, 'image/png'));
+      const direct = () =>
+        timeIt(() => storage.putFile(`bench/${ws.id}/${r}-${n++}`, file, 'image/png'), 'direct');
       // Alternate which goes first, so neither always meets a warmer disk cache.
       if (r % 2 === 0) {
         apiMs.push(await viaApi());
@@ -133,6 +144,21 @@ export async function run(): Promise<Record<string, unknown>> {
       directPutMBps: round(mbPerS(directMs), 1),
       apiVsDirect: round(mbPerS(apiMs) / mbPerS(directMs)),
       goal: '>= 0.7',
+      // CPU milliseconds per MB moved, by process: where a path's time goes on a machine with few cores.
+      cpuMsPerMB: Object.fromEntries(
+        (['api', 'direct'] as const).map((path) => {
+          const mb = (UPLOADS * ROUNDS * SIZE) / 1024 / 1024;
+          const c = cpu[path];
+          return [
+            path,
+            {
+              bench: round(c.bench / 1000 / mb),
+              api: round(c.api / 1000 / mb),
+              store: round(c.store / 1000 / mb),
+            },
+          ];
+        }),
+      ),
     };
 
     // Peak RSS of the API process: its peak so far is the idle one plus what the sequential uploads took, so the

@@ -81,7 +81,13 @@ export async function run(): Promise<Record<string, unknown>> {
   const store = await spawnBenchChild<{ url: string }>(
     'api-child.ts',
     { ...testConfig(), DATA_DIR: path.join(dir, 'store') },
-    { env: { BENCH_CHILD_ROLE: 'store' } },
+    {
+      env: { BENCH_CHILD_ROLE: 'store' },
+      // BENCH_MEDIA_STORE_CPUPROF=<dir>: the store process's --cpu-prof profile, written when it stops.
+      ...(process.env.BENCH_MEDIA_STORE_CPUPROF
+        ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_MEDIA_STORE_CPUPROF}`] }
+        : {}),
+    },
   );
   const storage = await createStorage({ ...testConfig({ S3_ENDPOINT: store.ready.url }) });
   // BENCH_MEDIA_API_CPUPROF=<dir>: the API process's --cpu-prof profile, written when it stops.

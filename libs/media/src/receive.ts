@@ -58,9 +58,11 @@ const bad = (message: string, pathName: string = 'file') =>
 /**
  * Reads a `multipart/form-data` upload with busboy as it arrives: the `file` part is handed to `store` as a stream
  * of chunks (counted, hashed, never held whole: busboy waits while `store` is busy, and TCP holds the client back),
- * `kind` is read as a short field, every other part is skipped. Past `limit` bytes of file the read stops at once
- * (the request is left paused; the caller drains it once its answer is out, `drainAfterAnswer`), and `store`'s
- * iteration ends in the 413 so it can abort what it began. Resolves once the body is read and `store` has finished.
+ * `kind` is read as a short field, other short fields are skipped, and a form carrying more than `FORM_LIMITS`
+ * (a second file, a longer field, more fields or parts) is refused at once. Past `limit` bytes of file the read
+ * stops at once (the request is left paused; the caller drains it once its answer is out, `drainAfterAnswer`), and
+ * `store`'s iteration ends in the 413 so it can abort what it began. Resolves once the body is read and `store` has
+ * finished.
  */
 export async function receiveUpload<T>(
   req: Readable,

@@ -16,7 +16,7 @@ import {
 } from '../support/context.js';
 import { api, expectStatus } from '../support/authoring.js';
 import { createEmbedKey, signIdentity } from '../support/player.js';
-import { pngOf, processedMedia, uploadForm } from '../support/media.js';
+import { avSample, pngOf, processedMedia, uploadForm } from '../support/media.js';
 import {
   CHROMIUM,
   OUTPUT_DIR,
@@ -134,6 +134,76 @@ describe('media: an uploaded image shows in a published course through the embed
       expect(await page.locator('video').count()).to.equal(0);
 
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'media-embed.png'), fullPage: true });
+      expect(errors).to.deep.equal([]);
+      expect(failed).to.deep.equal([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('an uploaded video with no poster of its own shows its processed frame, signed, before it plays; by keyboard too', async () => {
+    const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Media embed, video');
+    const req = api(app.base, ws.key);
+    const film = await uploadForm(app.base, ws.key, {
+      kind: 'video',
+      file: { bytes: await avSample('mp4') },
+    });
+    expectStatus(film, 201);
+    expect((await processedMedia(app.base, ws.key, film.body.data.id)).status).to.equal('ready');
+    const created = await req<{ id: string }>('POST', '/courses', {
+      title: 'Films',
+      screens: [
+        {
+          id: 's1',
+          title: 'A test pattern',
+          blocks: [{ id: 'v1', type: 'video', url: film.body.data.url, caption: 'A test pattern' }],
+        },
+      ],
+    });
+    expectStatus(created, 201);
+    const courseId = created.body.data.id;
+    expectStatus(await req('PATCH', `/courses/${courseId}`, { status: 'published' }), 200);
+    const token = await signIdentity(await createEmbedKey(app.base, ws.key), { name: 'Ada' }, { sub: 'ada' });
+
+    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
+    try {
+      await watchCspViolations(page);
+      const errors = watchErrors(page);
+      const failed: string[] = [];
+      page.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+      });
+      await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
+      await waitReady(page);
+      const video = page.locator('video');
+      await video.waitFor();
+      const attrs = await video.evaluate((node) => {
+        const el = node as unknown as { getAttribute(n: string): string | null };
+        return {
+          poster: el.getAttribute('poster') ?? '',
+          width: el.getAttribute('width'),
+          height: el.getAttribute('height'),
+        };
+      });
+      const store = new URL(app.rt.storage.publicEndpoint).origin;
+      expect(attrs.poster.startsWith(`${store}/`), attrs.poster).to.equal(true);
+      expect(attrs.poster).to.include('X-Amz-Signature=');
+      expect([attrs.width, attrs.height]).to.deep.equal(['320', '240']);
+      // The frame itself loads in the page, as the video element shows it (same origin rules, same CSP).
+      const frame = (await page.evaluate(
+        `new Promise((resolve) => { const i = new Image(); i.onload = () => resolve([i.naturalWidth, i.naturalHeight]); i.onerror = () => resolve('error'); i.src = ${JSON.stringify(attrs.poster)}; })`,
+      )) as unknown;
+      expect(frame).to.deep.equal([320, 240]);
+      // Reachable by keyboard: Tab lands on the video's own controls.
+      let reached = false;
+      for (let i = 0; i < 12 && !reached; i++) {
+        await page.keyboard.press('Tab');
+        reached = (await page.evaluate(
+          `document.activeElement && document.activeElement.tagName === 'VIDEO'`,
+        )) as boolean;
+      }
+      expect(reached, 'Tab reaches the video').to.equal(true);
+      await page.screenshot({ path: path.join(OUTPUT_DIR, 'media-embed-video-poster.png'), fullPage: true });
       expect(errors).to.deep.equal([]);
       expect(failed).to.deep.equal([]);
     } finally {

@@ -393,8 +393,8 @@ export async function createStorage(cfg: StorageConfig): Promise<Storage> {
           return total;
         }
         if (heldBytes > 0) {
-          // The last part goes beside the one still on the wire (both are in memory already); both settle before
-          // an abort could follow, so no part lands after it.
+          // The last part goes beside the one still finishing on the wire; both settle before an abort could
+          // follow, so no part lands after it.
           const last = sendPart(++parts, held, heldBytes);
           inFlight = Promise.allSettled([inFlight, last]).then((settled) => {
             for (const r of settled) if (r.status === 'rejected') throw r.reason;

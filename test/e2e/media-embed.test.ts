@@ -61,6 +61,30 @@ describe('media: an uploaded image shows in a published course through the embed
     await app?.close();
   });
 
+  /** Publishes `course` in the workspace and opens it through the embed as a signed-in learner. */
+  const openPublished = async (
+    ws: { key: string },
+    course: Record<string, unknown>,
+    viewport: { width: number; height: number },
+  ) => {
+    const req = api(app.base, ws.key);
+    const created = await req<{ id: string }>('POST', '/courses', course);
+    expectStatus(created, 201);
+    const courseId = created.body.data.id;
+    expectStatus(await req('PATCH', `/courses/${courseId}`, { status: 'published' }), 200);
+    const token = await signIdentity(await createEmbedKey(app.base, ws.key), { name: 'Ada' }, { sub: 'ada' });
+    const page = await browser.newPage({ viewport });
+    await watchCspViolations(page);
+    const errors = watchErrors(page);
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
+    await waitReady(page);
+    return { page, errors, failed };
+  };
+
   it('the processed image loads from its signed address with srcset and size; deleted media show "Image unavailable" and "Video unavailable"', async () => {
     const ws = await makeWorkspace(app.rt.orm.em.fork(), 'scale', 'Media embed');
     const req = api(app.base, ws.key);
@@ -71,36 +95,25 @@ describe('media: an uploaded image shows in a published course through the embed
     expect((await processedMedia(app.base, ws.key, shown.body.data.id)).status).to.equal('ready');
     expectStatus(await req('DELETE', `/media/${gone.body.data.id}`), 204);
 
-    const created = await req<{ id: string }>('POST', '/courses', {
-      title: 'Triangles',
-      screens: [
-        {
-          id: 's1',
-          title: 'Shapes',
-          blocks: [
-            { id: 'i1', type: 'image', url: shown.body.data.url, alt: 'A red rectangle' },
-            { id: 'i2', type: 'image', url: gone.body.data.url, alt: 'A deleted picture' },
-            { id: 'v1', type: 'video', url: gone.body.data.url, caption: 'A deleted film' },
-          ],
-        },
-      ],
-    });
-    expectStatus(created, 201);
-    const courseId = created.body.data.id;
-    expectStatus(await req('PATCH', `/courses/${courseId}`, { status: 'published' }), 200);
-    const token = await signIdentity(await createEmbedKey(app.base, ws.key), { name: 'Ada' }, { sub: 'ada' });
-
-    const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+    const { page, errors, failed } = await openPublished(
+      ws,
+      {
+        title: 'Triangles',
+        screens: [
+          {
+            id: 's1',
+            title: 'Shapes',
+            blocks: [
+              { id: 'i1', type: 'image', url: shown.body.data.url, alt: 'A red rectangle' },
+              { id: 'i2', type: 'image', url: gone.body.data.url, alt: 'A deleted picture' },
+              { id: 'v1', type: 'video', url: gone.body.data.url, caption: 'A deleted film' },
+            ],
+          },
+        ],
+      },
+      { width: 900, height: 1100 },
+    );
     try {
-      await watchCspViolations(page);
-      const errors = watchErrors(page);
-      const failed: string[] = [];
-      page.on('response', (r) => {
-        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
-      });
-      await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
-      await waitReady(page);
-
       const img = page.getByRole('img', { name: 'A red rectangle' });
       await img.waitFor();
       // The sources compile without the DOM library: the page-side code is a string, the element a plain shape.
@@ -150,64 +163,70 @@ describe('media: an uploaded image shows in a published course through the embed
     });
     expectStatus(film, 201);
     expect((await processedMedia(app.base, ws.key, film.body.data.id)).status).to.equal('ready');
-    const created = await req<{ id: string }>('POST', '/courses', {
-      title: 'Films',
-      screens: [
-        {
-          id: 's1',
-          title: 'A test pattern',
-          blocks: [{ id: 'v1', type: 'video', url: film.body.data.url, caption: 'A test pattern' }],
-        },
-      ],
+    const theme = await req<{ id: string }>('POST', '/themes', {
+      name: 'Editorial',
+      tokens: { concept: 'editorial', mode: 'light' },
     });
-    expectStatus(created, 201);
-    const courseId = created.body.data.id;
-    expectStatus(await req('PATCH', `/courses/${courseId}`, { status: 'published' }), 200);
-    const token = await signIdentity(await createEmbedKey(app.base, ws.key), { name: 'Ada' }, { sub: 'ada' });
-
-    const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-    try {
-      await watchCspViolations(page);
-      const errors = watchErrors(page);
-      const failed: string[] = [];
-      page.on('response', (r) => {
-        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
-      });
-      await page.goto(`http://lectern.test/embed/${courseId}?identity=${encodeURIComponent(token)}`);
-      await waitReady(page);
-      const video = page.locator('video');
-      await video.waitFor();
-      const attrs = await video.evaluate((node) => {
-        const el = node as unknown as { getAttribute(n: string): string | null };
-        return {
-          poster: el.getAttribute('poster') ?? '',
-          width: el.getAttribute('width'),
-          height: el.getAttribute('height'),
-        };
-      });
-      const store = new URL(app.rt.storage.publicEndpoint).origin;
-      expect(attrs.poster.startsWith(`${store}/`), attrs.poster).to.equal(true);
-      expect(attrs.poster).to.include('X-Amz-Signature=');
-      expect([attrs.width, attrs.height]).to.deep.equal(['320', '240']);
-      // The frame itself loads in the page, as the video element shows it (same origin rules, same CSP).
-      const frame = (await page.evaluate(
-        `new Promise((resolve) => { const i = new Image(); i.onload = () => resolve([i.naturalWidth, i.naturalHeight]); i.onerror = () => resolve('error'); i.src = ${JSON.stringify(attrs.poster)}; })`,
-      )) as unknown;
-      expect(frame).to.deep.equal([320, 240]);
-      // Reachable by keyboard: Tab lands on the video's own controls.
-      let reached = false;
-      for (let i = 0; i < 12 && !reached; i++) {
-        await page.keyboard.press('Tab');
-        reached = (await page.evaluate(
-          `document.activeElement && document.activeElement.tagName === 'VIDEO'`,
-        )) as boolean;
+    expectStatus(theme, 201);
+    const screens = [
+      {
+        id: 's1',
+        title: 'A test pattern',
+        blocks: [{ id: 'v1', type: 'video', url: film.body.data.url, caption: 'A test pattern' }],
+      },
+    ];
+    // The default concept (stage, dark), left to right on a desktop; a light concept, right to left on a phone.
+    for (const variant of [
+      { name: 'stage-dark-ltr-desktop', course: {}, viewport: { width: 900, height: 900 } },
+      {
+        name: 'editorial-light-rtl-mobile',
+        course: { themeId: theme.body.data.id, locale: 'he', direction: 'rtl' },
+        viewport: { width: 390, height: 844 },
+      },
+    ]) {
+      const { page, errors, failed } = await openPublished(
+        ws,
+        { title: 'Films', screens, ...variant.course },
+        variant.viewport,
+      );
+      try {
+        const video = page.locator('video');
+        await video.waitFor();
+        const attrs = await video.evaluate((node) => {
+          const el = node as unknown as { getAttribute(n: string): string | null };
+          return {
+            poster: el.getAttribute('poster') ?? '',
+            width: el.getAttribute('width'),
+            height: el.getAttribute('height'),
+          };
+        });
+        const store = new URL(app.rt.storage.publicEndpoint).origin;
+        expect(attrs.poster.startsWith(`${store}/`), attrs.poster).to.equal(true);
+        expect(attrs.poster).to.include('X-Amz-Signature=');
+        expect([attrs.width, attrs.height]).to.deep.equal(['320', '240']);
+        // The frame itself loads in the page, as the video element shows it (same origin rules, same CSP).
+        const frame = (await page.evaluate(
+          `new Promise((resolve) => { const i = new Image(); i.onload = () => resolve([i.naturalWidth, i.naturalHeight]); i.onerror = () => resolve('error'); i.src = ${JSON.stringify(attrs.poster)}; })`,
+        )) as unknown;
+        expect(frame).to.deep.equal([320, 240]);
+        // Reachable by keyboard: Tab lands on the video's own controls.
+        let reached = false;
+        for (let i = 0; i < 12 && !reached; i++) {
+          await page.keyboard.press('Tab');
+          reached = (await page.evaluate(
+            `document.activeElement && document.activeElement.tagName === 'VIDEO'`,
+          )) as boolean;
+        }
+        expect(reached, 'Tab reaches the video').to.equal(true);
+        await page.screenshot({
+          path: path.join(OUTPUT_DIR, `media-embed-video-poster-${variant.name}.png`),
+          fullPage: true,
+        });
+        expect(errors).to.deep.equal([]);
+        expect(failed).to.deep.equal([]);
+      } finally {
+        await page.close();
       }
-      expect(reached, 'Tab reaches the video').to.equal(true);
-      await page.screenshot({ path: path.join(OUTPUT_DIR, 'media-embed-video-poster.png'), fullPage: true });
-      expect(errors).to.deep.equal([]);
-      expect(failed).to.deep.equal([]);
-    } finally {
-      await page.close();
     }
   });
 });

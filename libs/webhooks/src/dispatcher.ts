@@ -74,7 +74,10 @@ interface ClaimedRow {
  *
  * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
  * each endpoint contributes at most its free slots: a backlog of thousands of rows for one dead endpoint costs
- * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Two dispatchers racing may both read
+ * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Each endpoint's leases are counted by
+ * an ordered scan of its part of `webhook_deliveries_leases_idx`, which marks the entries of rows updated since
+ * as dead on its way (a bitmap scan would not, and visited every lease since the last vacuum on every claim; see
+ * that index's migration). Counting stops at `maxInFlight`: past it nothing is claimed anyway. Two dispatchers racing may both read
  * the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep them from claiming
  * the same row.
  *
@@ -91,10 +94,15 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
           from eps where eps.endpoint_id is not null)
      ),
      leased as (
-       select endpoint_id, count(*)::int as n,
-              bool_or(locked_until < now() + make_interval(secs => ?::int - ?::int)) as slow
-         from webhook_deliveries
-        where status = 'pending' and locked_until > now() group by endpoint_id
+       select eps.endpoint_id, l.n, l.slow from eps
+        cross join lateral (
+          select count(*)::int as n,
+                 bool_or(x.locked_until < now() + make_interval(secs => ?::int - ?::int)) as slow
+            from (select d.locked_until from webhook_deliveries d
+                   where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.locked_until > now()
+                   order by d.locked_until limit ?::int) x
+        ) l
+        where eps.endpoint_id is not null
      ),
      picked as (
        select c.id, c.next_attempt_at from eps
@@ -125,6 +133,7 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
     [
       limits.leaseSec,
       limits.slowAfterSec,
+      limits.maxInFlight,
       limits.perSlowEndpoint,
       limits.perEndpoint,
       limits.batch,

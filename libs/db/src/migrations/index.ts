@@ -12,6 +12,7 @@ import { Migration20261126000900_asserted_learners } from './Migration2026112600
 import { Migration20261127002000_idempotency_keys } from './Migration20261127002000_idempotency_keys.js';
 import { Migration20261127006000_course_completion } from './Migration20261127006000_course_completion.js';
 import { Migration20261128120000_media_job_failed } from './Migration20261128120000_media_job_failed.js';
+import { Migration20261129000100_webhook_leases_idx } from './Migration20261129000100_webhook_leases_idx.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -48,4 +49,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261127006000_course_completion,
   },
   { name: 'Migration20261128120000_media_job_failed', class: Migration20261128120000_media_job_failed },
+  { name: 'Migration20261129000100_webhook_leases_idx', class: Migration20261129000100_webhook_leases_idx },
 ];

@@ -69,68 +69,54 @@ interface ClaimedRow {
   url: string;
 }
 
-/**
- * Leases due pending deliveries of active endpoints, oldest due first, within the per-endpoint and overall bounds.
- *
- * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
- * each endpoint contributes at most its free slots: a backlog of thousands of rows for one dead endpoint costs
- * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Each endpoint's leases are counted by
- * an ordered scan of its part of `webhook_deliveries_leases_idx`, which marks the entries of rows updated since
- * as dead on its way (a bitmap scan would not, and visited every lease since the last vacuum on every claim; see
- * that index's migration). Counting stops at `maxInFlight`: past it nothing is claimed anyway. Two dispatchers racing may both read
- * the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep them from claiming
- * the same row.
- *
- * Returns the claimed rows with the endpoint's URL as of now.
- */
-export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const rows = await boundQuery<ClaimedRow>(
-    em,
-    `with recursive eps(endpoint_id) as (
-       (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
-       union all
-       (select (select d.endpoint_id from webhook_deliveries d
-                 where d.status = 'pending' and d.endpoint_id > eps.endpoint_id order by d.endpoint_id limit 1)
-          from eps where eps.endpoint_id is not null)
-     ),
-     leased as (
-       select eps.endpoint_id, l.n, l.slow from eps
-        cross join lateral (
-          select count(*)::int as n,
-                 bool_or(x.locked_until < now() + make_interval(secs => ?::int - ?::int)) as slow
-            from (select d.locked_until from webhook_deliveries d
-                   where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.locked_until > now()
-                   order by d.locked_until limit ?::int) x
-        ) l
-        where eps.endpoint_id is not null
-     ),
-     picked as (
-       select c.id, c.next_attempt_at from eps
-         join webhook_endpoints e on e.id = eps.endpoint_id and e.is_active
-         left join leased l on l.endpoint_id = eps.endpoint_id
-         cross join lateral (
-           select d.id, d.next_attempt_at from webhook_deliveries d
-            where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.next_attempt_at <= now()
-              and (d.locked_until is null or d.locked_until <= now())
-            order by d.next_attempt_at, d.id
-            limit greatest(0, (case when l.slow then ?::int else ?::int end) - coalesce(l.n, 0))
-         ) c
-        order by c.next_attempt_at
-        limit greatest(0, least(?::int, ?::int - (select coalesce(sum(n), 0) from leased)))
-     ),
-     locked as (
-       select d.id from webhook_deliveries d
-        where d.id = any (array(select id from picked))
-          and d.status = 'pending' and (d.locked_until is null or d.locked_until <= now())
-          for update skip locked
-     )
-     update webhook_deliveries d
-        set locked_until = now() + make_interval(secs => ?::int), claim_seq = d.claim_seq + 1
-       from webhook_endpoints e
-      where d.id = any (array(select id from locked)) and e.id = d.endpoint_id
-     returning d.id, d.endpoint_id, d.claim_seq, d.attempts, d.max_attempts, d.event_id, d.event_type, d.payload,
-               e.url`,
-    [
+/** The claim's statement and its parameters (also read by the plan checks of the tests). */
+export function claimDueStatement(limits: ClaimLimits): { sql: string; params: unknown[] } {
+  return {
+    sql: `with recursive eps(endpoint_id) as (
+         (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
+         union all
+         (select (select d.endpoint_id from webhook_deliveries d
+                   where d.status = 'pending' and d.endpoint_id > eps.endpoint_id order by d.endpoint_id limit 1)
+            from eps where eps.endpoint_id is not null)
+       ),
+       leased as (
+         select eps.endpoint_id, l.n, l.slow from eps
+          cross join lateral (
+            select count(*)::int as n,
+                   bool_or(x.locked_until < now() + make_interval(secs => ?::int - ?::int)) as slow
+              from (select d.locked_until from webhook_deliveries d
+                     where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.locked_until > now()
+                     order by d.locked_until limit ?::int) x
+          ) l
+          where eps.endpoint_id is not null
+       ),
+       picked as (
+         select c.id, c.next_attempt_at from eps
+           join webhook_endpoints e on e.id = eps.endpoint_id and e.is_active
+           left join leased l on l.endpoint_id = eps.endpoint_id
+           cross join lateral (
+             select d.id, d.next_attempt_at from webhook_deliveries d
+              where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.next_attempt_at <= now()
+                and (d.locked_until is null or d.locked_until <= now())
+              order by d.next_attempt_at, d.id
+              limit greatest(0, (case when l.slow then ?::int else ?::int end) - coalesce(l.n, 0))
+           ) c
+          order by c.next_attempt_at
+          limit greatest(0, least(?::int, ?::int - (select coalesce(sum(n), 0) from leased)))
+       ),
+       locked as (
+         select d.id from webhook_deliveries d
+          where d.id = any (array(select id from picked))
+            and d.status = 'pending' and (d.locked_until is null or d.locked_until <= now())
+            for update skip locked
+       )
+       update webhook_deliveries d
+          set locked_until = now() + make_interval(secs => ?::int), claim_seq = d.claim_seq + 1
+         from webhook_endpoints e
+        where d.id = any (array(select id from locked)) and e.id = d.endpoint_id
+       returning d.id, d.endpoint_id, d.claim_seq, d.attempts, d.max_attempts, d.event_id, d.event_type, d.payload,
+                 e.url`,
+    params: [
       limits.leaseSec,
       limits.slowAfterSec,
       limits.maxInFlight,
@@ -140,6 +126,29 @@ export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<
       limits.maxInFlight,
       limits.leaseSec,
     ],
+  };
+}
+
+/**
+ * Leases due pending deliveries of active endpoints, oldest due first, within the per-endpoint and overall bounds.
+ *
+ * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
+ * each endpoint contributes at most its free slots: a backlog of thousands of rows for one dead endpoint costs
+ * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Each endpoint's leases are counted by
+ * an ordered scan of its part of `webhook_deliveries_leases_idx`, which marks the entries of rows updated since
+ * as dead on its way (a bitmap scan would not, and visited every lease since the last vacuum on every claim; see
+ * that index's migration). Counting stops at `maxInFlight`: past it nothing is claimed anyway. Two dispatchers
+ * racing may both read the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep
+ * them from claiming the same row.
+ *
+ * Returns the claimed rows with the endpoint's URL as of now.
+ */
+export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+  const { sql, params } = claimDueStatement(limits);
+  const rows = await boundQuery<ClaimedRow>(
+    em,
+    sql,
+    params,
     // The same text on every pass: parsed and planned once per connection rather than on each of the hundreds of
     // claims a burst makes.
     { prepared: true },

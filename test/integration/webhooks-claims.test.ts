@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { makeWorkspace, testRuntime, type TestRuntime, type TestWorkspace } from '../support/context.js';
+import { dropHooks } from '../support/webhooks.js';
+import { boundQuery, newId } from '@lectern/db';
+import type { EventEnvelope } from '@lectern/contracts';
+import { closeRuntime } from '@lectern/runtime';
+import { parseEncryptionKey } from '@lectern/secrets';
+import {
+  claimDue,
+  claimDueStatement,
+  createEndpoint,
+  fanOutEvents,
+  recordAttempts,
+  type AttemptRecord,
+  type ClaimedDelivery,
+} from '@lectern/webhooks';
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * The claim runs hundreds of times in a burst, while every lease and every outcome leaves a dead version of its
+ * row behind until the next vacuum. Its count of each endpoint's leases must read the live leases, not every lease
+ * since the last vacuum: an ordered scan of the per-endpoint lease index marks dead entries as it passes them
+ * (a bitmap scan never does; a deduplicated entry holding a live lease beside dead ones is never marked).
+ */
+describe('webhooks: claims after a burst', function () {
+  this.timeout(60_000);
+  let rt: TestRuntime;
+  let ws: TestWorkspace;
+  const limits = {
+    perEndpoint: 128,
+    perSlowEndpoint: 16,
+    slowAfterSec: 2,
+    maxInFlight: 4096,
+    batch: 128,
+    leaseSec: 15,
+  };
+
+  before(async () => {
+    rt = await testRuntime('webhook-claims');
+    ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Claims');
+    const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
+    await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
+      name: 'claims',
+      url: 'http://127.0.0.1:9/hook',
+      eventTypes: ['course.completed'],
+    });
+  });
+  after(async () => {
+    if (rt) {
+      await dropHooks(rt.orm.em.fork(), [ws.id]);
+      await closeRuntime(rt, { keepStorage: true });
+    }
+  });
+
+  /** The claim's plan, executed and rolled back: the lease count's index scan and the blocks it touched. */
+  async function leaseCountScan(): Promise<{ node: string; blocks: number }> {
+    const { sql, params } = claimDueStatement(limits);
+    let plan: PlanNode | undefined;
+    await rt.orm.em
+      .fork()
+      .transactional(async (em) => {
+        const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          em,
+          `explain (analyze, buffers, format json) ${sql}`,
+          params,
+        );
+        plan = row['QUERY PLAN'][0].Plan;
+        throw new Error('rollback');
+      })
+      .catch((err: Error) => {
+        if (err.message !== 'rollback') throw err;
+      });
+    const scans = nodesOf(plan!).filter((n) => n['Index Name'] === 'webhook_deliveries_leases_idx');
+    expect(scans, 'the lease count reads the per-endpoint lease index').to.have.length(1);
+    const [scan] = scans;
+    return {
+      node: scan['Node Type'],
+      blocks: (scan['Shared Hit Blocks'] ?? 0) + (scan['Shared Read Blocks'] ?? 0),
+    };
+  }
+
+  it('counts only the live leases once a claim has passed the dead ones', async () => {
+    const envs = Array.from(
+      { length: 2600 },
+      (_, i) =>
+        ({
+          id: newId('evt'),
+          type: 'course.completed',
+          createdAt: new Date(Date.now() + 1000).toISOString(),
+          workspaceId: ws.id,
+          data: { i },
+        }) as EventEnvelope,
+    );
+    for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
+    const delivered = (cmd: ClaimedDelivery): AttemptRecord => ({
+      cmd,
+      startedAt: new Date(),
+      outcome: { status: 'delivered' },
+      result: {
+        statusCode: 200,
+        error: null,
+        durationMs: 1,
+        responseBody: '',
+        retryAfterSec: null,
+        outcome: 'delivered',
+      },
+    });
+    // A burst: each claim leases up to 128 rows and all but one are delivered, so 20 leases stay live and ~2,500
+    // dead lease entries pile up in the index (the table is far too young for autovacuum).
+    for (let round = 0; round < 20; round++) {
+      const claimed = await claimDue(rt.orm.em.fork(), limits);
+      expect(claimed.length).to.be.greaterThan(100);
+      const recorded = await recordAttempts(rt.orm.em.fork(), claimed.slice(1).map(delivered));
+      expect(recorded.written.every(Boolean)).to.equal(true);
+    }
+    // Each claim marks the entries it found dead, so the next one reads only the ~20 live leases (a heap page
+    // each at most) and a few index pages; with the dead ones it would read a heap page for each of ~2,500.
+    for (const pass of [await leaseCountScan(), await leaseCountScan()]) {
+      expect(pass.node).to.be.oneOf(['Index Scan', 'Index Only Scan']);
+      expect(pass.blocks, `${pass.blocks} blocks`).to.be.lessThan(60);
+    }
+  });
+});

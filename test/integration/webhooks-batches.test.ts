@@ -16,9 +16,9 @@ import {
 } from '@lectern/webhooks';
 
 /**
- * The worker's batch statements bind whole batches as one json value (the bodies spliced in as JSON text): the
- * bytes stored must still be exactly the bytes signed and sent, and strings PostgreSQL text cannot hold must still
- * be written.
+ * The worker's batch statements bind whole batches as one value (the fan-out's bodies as one text split by
+ * PostgreSQL, the attempt records as one json document): the bytes stored must still be exactly the bytes signed
+ * and sent, whatever a body holds, and strings PostgreSQL text cannot hold must still be written.
  */
 describe('webhooks: batch statements', function () {
   this.timeout(30_000);
@@ -63,11 +63,15 @@ describe('webhooks: batch statements', function () {
 
   it('stores each body byte for byte, escapes and all, and a repeated batch creates nothing', async () => {
     const envs = [
-      envelope({ text: 'quotes " and \\ backslashes, é, 日本, 😀, \u2028, \u0000, \ud800 alone', n: 1.5e-7 }),
+      envelope({
+        text: 'quotes " and \\ backslashes, é, 日本, 😀, \u2028, \u0000, \u001e, \ud800 alone',
+        n: 1.5e-7,
+      }),
+      envelope({ '\u001e key': '\u001e\u001e', tab: '\t' }),
       envelope({ nested: { a: [1, { b: '}' }], empty: {} }, s: '' }),
     ];
-    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([1, 1]);
-    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([0, 0]);
+    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([1, 1, 1]);
+    expect(await fanOutEvents(rt.orm.em.fork(), envs)).to.deep.equal([0, 0, 0]);
     const rows = await boundQuery<{ event_id: string; payload: string }>(
       rt.orm.em.fork(),
       'select event_id, payload from webhook_deliveries where event_id = any (?::text[])',

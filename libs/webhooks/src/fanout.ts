@@ -22,26 +22,10 @@ export function envelopeBody(env: EventEnvelope): string {
 }
 
 /**
- * The events with deliveries, as one `json` value: `[{"i": index, "id", "type", "body": <the body itself>}]`.
- *
- * Each body is spliced in as the JSON text it is, not as a string: bound as a text array instead, every body had
- * its quotes escaped by the driver (a measured share of the worker's CPU) and unescaped again by PostgreSQL. A
- * `json` value (not `jsonb`) keeps its text as written, so `body::text` is these exact bytes, the ones signed and
- * sent. The exception is a body with a `\u` escape, which `JSON.stringify` writes only for control characters and
- * lone surrogates: PostgreSQL refuses to read `\u0000` or a lone surrogate into a record, and one such body would
- * fail its whole batch, so such a body goes as a JSON string (escaped here, unescaped there), the old way.
+ * Separates the bodies in the one text parameter that carries them all. `JSON.stringify` writes every control
+ * character inside a string as an escape, so a body never holds this one itself.
  */
-function eventsJson(envs: EventEnvelope[], bodies: Map<number, string>): string {
-  const parts: string[] = [];
-  for (const [i, body] of bodies) {
-    const env = envs[i];
-    const value = body.includes('\\u') ? JSON.stringify(body) : body;
-    parts.push(
-      `{"i":${i},"id":${JSON.stringify(env.id)},"type":${JSON.stringify(env.type)},"body":${value}}`,
-    );
-  }
-  return `[${parts.join(',')}]`;
-}
+const SEPARATOR = '\u001e';
 
 /** Creates the deliveries of these events; returns, per event, how many were new. */
 export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
@@ -63,30 +47,40 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
   );
   const created = envs.map(() => 0);
   if (targets.length === 0) return created;
-  // Per delivery only its id, endpoint and event (short, plain strings); the bodies go once per event in one json
-  // document, each embedded as the JSON it already is.
-  const cols = { id: [] as string[], endpoint: [] as string[], idx: [] as number[] };
-  const bodies = new Map<number, string>();
+  // Per delivery only its id, endpoint and the event's place among the bodies (short, plain strings). The bodies go
+  // once per event, as one text joined by SEPARATOR and split by PostgreSQL: no escaping in the driver (a text
+  // array escaped every quote of every body) and no parsing in PostgreSQL (a json document was parsed whole), and
+  // the stored payload is these exact bytes, the ones signed and sent.
+  const cols = { id: [] as string[], endpoint: [] as string[], n: [] as number[] };
+  const events = { id: [] as string[], type: [] as string[], body: [] as string[] };
+  const place = new Map<number, number>();
   for (const t of targets) {
-    if (!bodies.has(t.idx)) bodies.set(t.idx, envelopeBody(envs[t.idx]));
+    let n = place.get(t.idx);
+    if (n === undefined) {
+      const env = envs[t.idx];
+      events.id.push(env.id);
+      events.type.push(env.type);
+      events.body.push(envelopeBody(env));
+      n = events.body.length;
+      place.set(t.idx, n);
+    }
     cols.id.push(newId('whd'));
     cols.endpoint.push(t.endpoint_id);
-    cols.idx.push(t.idx);
+    cols.n.push(n);
   }
   const inserted = await boundQuery<{ event_id: string }>(
     em,
     `insert into webhook_deliveries
        (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempts, max_attempts,
         next_attempt_at, created_at, updated_at)
-     select t.id, e.workspace_id, e.id, v.id, v.type,
-            case when json_typeof(v.body) = 'string' then v.body #>> '{}' else v.body::text end,
-            'pending', 0, ?::int, now(), now(), now()
-       from unnest(?::text[], ?::text[], ?::int[]) as t(id, endpoint_id, idx)
-       join json_to_recordset(?::json) as v(i int, id text, type text, body json) on v.i = t.idx
+     select t.id, e.workspace_id, e.id, v.id, v.type, v.body, 'pending', 0, ?::int, now(), now(), now()
+       from unnest(?::text[], ?::text[], ?::int[]) as t(id, endpoint_id, n)
+       join unnest(?::text[], ?::text[], string_to_array(?::text, chr(30))) with ordinality as v(id, type, body, n)
+         on v.n = t.n
        join webhook_endpoints e on e.id = t.endpoint_id and e.is_active
      on conflict (event_id, endpoint_id) do nothing
      returning event_id`,
-    [MAX_ATTEMPTS, cols.id, cols.endpoint, cols.idx, eventsJson(envs, bodies)],
+    [MAX_ATTEMPTS, cols.id, cols.endpoint, cols.n, events.id, events.type, events.body.join(SEPARATOR)],
     { prepared: true },
   );
   const index = new Map(envs.map((e, i) => [e.id, i]));

@@ -22,5 +22,6 @@ export const WORKER_KINDS = {
     consumers: [{ stream: 'JOBS', app: 'generation-worker' }],
   },
   media: { component: 'media-worker', consumers: [{ stream: 'JOBS', app: 'media-worker' }] },
-  webhook: { component: 'webhook-worker', consumers: [{ stream: 'EVENTS', app: 'webhook-fanout' }] },
+  // No stream: the outbox relay writes the deliveries, and the worker claims them from PostgreSQL.
+  webhook: { component: 'webhook-worker', consumers: [] },
 };

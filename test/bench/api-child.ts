@@ -9,6 +9,7 @@ import { closeRuntime, createRuntime, openStorage } from '@lectern/runtime';
 import { createStorage } from '@lectern/storage';
 import { startApiServer } from '@lectern/api';
 import { startRelay } from '@lectern/events';
+import { relayFanOut } from '@lectern/webhooks';
 import { loadTestConfig } from '../support/context.js';
 import { benchChildEnv, serveBench } from './bench-child.js';
 
@@ -24,7 +25,10 @@ const rt = await createRuntime(cfg, { name: 'bench-api-child', provision: false 
 const storage = await openStorage(cfg, { provision: false });
 const api =
   process.env.BENCH_CHILD_ROLE === 'relay'
-    ? { url: '', close: startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log }).stop }
+    ? {
+        url: '',
+        close: startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log, fanOut: relayFanOut(rt.bus) }).stop,
+      }
     : await startApiServer({ ...rt, storage, cfg }, { port: 0, host: '127.0.0.1' });
 serveBench(
   async () => {

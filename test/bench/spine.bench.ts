@@ -7,6 +7,7 @@ import { boundQuery, type MikroORM } from '@lectern/db';
 import { searchIdentities, identityDto } from '@lectern/identities';
 import { paged, parsePaging } from '@lectern/contracts';
 import { recordEvent, startRelay } from '@lectern/events';
+import { relayFanOut } from '@lectern/webhooks';
 import { parseKey } from '@lectern/auth';
 import { usageMonth } from '@lectern/plans';
 import { closeRuntime } from '@lectern/runtime';
@@ -311,7 +312,7 @@ async function outboxBench(workspaceId: string) {
     );
   try {
     // Publish whatever earlier steps left behind so the measurement starts from an empty outbox.
-    const leftover = startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
+    const leftover = startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log, fanOut: relayFanOut(rt.bus) });
     await waitFor(async () => (await unpublished()) === 0, { timeoutMs: 60_000, what: 'an empty outbox' });
     await leftover.stop();
 
@@ -332,7 +333,7 @@ async function outboxBench(workspaceId: string) {
     const streamName = rt.bus.names.stream('EVENTS');
     const before = (await rt.bus.jsm.streams.info(streamName)).state.messages;
     const t1 = performance.now();
-    const relay = startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log });
+    const relay = startRelay({ orm: rt.orm, bus: rt.bus, log: rt.log, fanOut: relayFanOut(rt.bus) });
     await waitFor(async () => (await unpublished()) === 0, {
       timeoutMs: 120_000,
       intervalMs: 20,

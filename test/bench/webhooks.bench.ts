@@ -19,6 +19,7 @@ import { closeRuntime } from '@lectern/runtime';
 import {
   SOCKETS_PER_ORIGIN,
   createEndpoint,
+  relayFanOut,
   startWebhookWorker,
   signatureHeaders,
   type WebhookWorkerOptions,
@@ -528,7 +529,12 @@ export async function run(): Promise<Record<string, unknown>> {
   const overrides = { WEBHOOK_RETRY_DELAYS: PRODUCTION_DELAYS, DB_POOL_MAX: '20' };
   const producer = await testRuntime('bench-producer', overrides);
   const workerRt = await testRuntime('bench-webhook-worker', overrides);
-  const relay = startRelay({ orm: producer.orm, bus: producer.bus, log: producer.log });
+  const relay = startRelay({
+    orm: producer.orm,
+    bus: producer.bus,
+    log: producer.log,
+    fanOut: relayFanOut(producer.bus),
+  });
   const policy = { key: () => parseEncryptionKey(producer.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
   const workerOptions: WebhookWorkerOptions = {};
   let worker: { stop(): Promise<void> } | undefined;

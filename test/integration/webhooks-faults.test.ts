@@ -21,8 +21,11 @@ import { startWebhookWorker } from '@lectern/webhooks';
 /**
  * Faults in the middle of a burst (issue 24): the worker's connections to NATS or to PostgreSQL are cut while
  * deliveries are under way (through loopback TCP proxies, so the machine's real servers keep running for everyone
- * else). Every event must arrive at least once, and no delivery may be recorded as delivered unless the receiver
- * answered it with a 2xx. The receiver refuses every fifth request with a 503, so retries are part of the burst.
+ * else). The worker also runs the outbox relay (the API here runs none), so the cut reaches the whole path: the
+ * relay's publishes and the transaction that marks a batch sent and writes its deliveries, the claims, the
+ * attempts and their records; half the events are written while the connection is down. Every event must arrive
+ * at least once, and no delivery may be recorded as delivered unless the receiver answered it with a 2xx. The
+ * receiver refuses every fifth request with a 503, so retries are part of the burst.
  */
 const BURST = 120;
 
@@ -37,7 +40,7 @@ describe('webhooks: faults mid-burst', function () {
   const workspaces: TestWorkspace[] = [];
 
   before(async () => {
-    app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1000000' });
+    app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1000000', API_OUTBOX_RELAY: 'false' });
   });
   after(async () => {
     if (app)
@@ -49,10 +52,11 @@ describe('webhooks: faults mid-burst', function () {
   });
 
   /**
-   * A worker whose bus and database connections run through proxies; a burst of BURST events; `fault` runs once
-   * the first deliveries have arrived. Returns when every event has a delivered row.
+   * A worker (and relay) whose bus and database connections run through proxies; a burst of BURST events, the
+   * second half written while the `cut` proxy is down (cut once the first deliveries have arrived, restored 1.5 s
+   * later). Returns when every event has a delivered row.
    */
-  async function burstWith(fault: (proxies: { nats: TcpProxy; pg: TcpProxy }) => Promise<void>) {
+  async function burstWith(cut: 'nats' | 'pg') {
     const cfg = testConfig();
     const nats = await proxyFor(cfg.NATS_URL, 'nats');
     const pg = await proxyFor(cfg.DATABASE_URL, 'postgres');
@@ -80,24 +84,34 @@ describe('webhooks: faults mid-burst', function () {
         NATS_URL: `nats://127.0.0.1:${nats.port}`,
         DATABASE_URL: dbUrl.toString(),
         WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+        WEBHOOK_WORKER_OUTBOX_RELAY: 'true',
       });
       worker = await startWebhookWorker(workerRt, { pollMs: 100, timeoutMs: 2_000 });
 
-      const em = app.rt.orm.em.fork();
-      const ids = Array.from({ length: BURST }, (_, i) =>
-        recordEvent(em, ws.id, 'identity.created', {
-          identity: { id: `idn_fault_${i}`, externalId: `fault-${i}`, name: null, email: null },
-        }),
-      );
-      await em.flush();
-
+      const write = async (from: number, to: number) => {
+        const em = app.rt.orm.em.fork();
+        const written = [];
+        for (let i = from; i < to; i++)
+          written.push(
+            recordEvent(em, ws.id, 'identity.created', {
+              identity: { id: `idn_fault_${i}`, externalId: `fault-${i}`, name: null, email: null },
+            }),
+          );
+        await em.flush();
+        return written;
+      };
+      const ids = await write(0, BURST / 2);
       await waitFor(() => receiver.receipts.length >= 10, {
         what: 'the first deliveries',
         timeoutMs: 60_000,
       });
       const okBefore = [...answered.values()].filter((codes) => codes.includes(200)).length;
-      expect(okBefore, 'the fault lands mid-burst').to.be.lessThan(BURST);
-      await fault({ nats, pg });
+      expect(okBefore, 'the fault lands mid-burst').to.be.lessThan(BURST / 2);
+      const proxy = cut === 'nats' ? nats : pg;
+      proxy.cut();
+      ids.push(...(await write(BURST / 2, BURST)));
+      await new Promise((r) => setTimeout(r, 1_500));
+      proxy.restore();
 
       const rows = await waitFor(
         async () => {
@@ -128,20 +142,12 @@ describe('webhooks: faults mid-burst', function () {
     }
   }
 
-  it('NATS cut and back mid-burst (a restart, to the worker): every event arrives, none delivered without a 2xx', async () => {
-    await burstWith(async ({ nats }) => {
-      nats.cut();
-      await new Promise((r) => setTimeout(r, 1_500));
-      nats.restore();
-    });
+  it('NATS cut and back mid-burst (a restart, to the worker and its relay): every event arrives, none delivered without a 2xx', async () => {
+    await burstWith('nats');
   });
 
-  it('PostgreSQL cut and back mid-burst (a restart, to the worker): every event arrives, none delivered without a 2xx', async () => {
-    await burstWith(async ({ pg }) => {
-      pg.cut();
-      await new Promise((r) => setTimeout(r, 1_500));
-      pg.restore();
-    });
+  it('PostgreSQL cut and back mid-burst (a restart, to the worker and its relay): every event arrives, none delivered without a 2xx', async () => {
+    await burstWith('pg');
   });
   it('a worker process killed between claims and outcomes: every event arrives, none delivered without a 2xx', async () => {
     // Requests 10–19 are held open, so the worker is surely killed with claimed rows whose outcome is not recorded.
@@ -158,7 +164,10 @@ describe('webhooks: faults mid-burst', function () {
       url: receiver.url(),
       eventTypes: ['identity.created'],
     });
-    const child = spawnWorkerProcess({ WEBHOOK_RETRY_DELAYS: '1,1,1,1' });
+    const child = spawnWorkerProcess({
+      WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+      WEBHOOK_WORKER_OUTBOX_RELAY: 'true',
+    });
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     let workerRt: TestRuntime | undefined;
@@ -186,7 +195,10 @@ describe('webhooks: faults mid-burst', function () {
       );
       expect(Number(leased), 'claimed rows left without an outcome').to.be.greaterThan(0);
 
-      workerRt = await testRuntime('webhook-faults-worker-2', { WEBHOOK_RETRY_DELAYS: '1,1,1,1' });
+      workerRt = await testRuntime('webhook-faults-worker-2', {
+        WEBHOOK_RETRY_DELAYS: '1,1,1,1',
+        WEBHOOK_WORKER_OUTBOX_RELAY: 'true',
+      });
       worker = await startWebhookWorker(workerRt, { pollMs: 100 });
       const rows = await waitFor(
         async () => {

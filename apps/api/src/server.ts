@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { MAX_URL_LENGTH, uriTooLongMessage } from './http/uri-limit.js';
 import { NO_RELAY, startRelay, type Relay } from '@lectern/events';
+import { relayFanOut } from '@lectern/webhooks';
 import type { ApiDeps } from './deps.js';
 
 export interface ApiServer {
@@ -73,7 +74,7 @@ export async function startApiServer(
   const relay =
     opts.relay === false || deps.cfg.API_OUTBOX_RELAY === false
       ? NO_RELAY
-      : startRelay({ orm: deps.orm, bus: deps.bus, log: deps.log });
+      : startRelay({ orm: deps.orm, bus: deps.bus, log: deps.log, fanOut: relayFanOut(deps.bus) });
   const { app } = buildApp({ ...deps, relay });
   const server = http.createServer(app.callback());
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) =>

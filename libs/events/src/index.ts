@@ -88,10 +88,23 @@ export function eventSubject(bus: Bus, type: string): string {
  * An unsent outbox row with its envelope (`EventEnvelope`) already encoded by PostgreSQL: the relay sends it as it
  * is, instead of parsing the stored payload into objects only to encode it again (per event, on every API replica).
  */
-interface UnsentRow {
+export interface RelayedEvent {
   id: string;
   type: string;
+  /** The `EventEnvelope` as PostgreSQL encoded it: the bytes published. */
   envelope: string;
+}
+
+/**
+ * What else a relay batch causes, written in the transaction that marks it sent (the webhook deliveries: see
+ * `relayFanOut` in `@lectern/webhooks`). If it fails, the batch is not marked and is published again on a later
+ * pass (JetStream drops the duplicate messages), so it must be idempotent.
+ */
+export interface RelayFanOut {
+  /** Writes what the sent events cause through `tx`; returns whether it wrote anything. */
+  inTransaction(tx: EntityManager, sent: RelayedEvent[]): Promise<boolean>;
+  /** After the commit of a batch whose `inTransaction` wrote something. */
+  afterCommit(): void;
 }
 
 const UNSENT = `select id, type,
@@ -115,43 +128,52 @@ export const NO_RELAY: Relay = { kick() {}, drainOnce: async () => 0, stop: asyn
  * The outbox relay: publishes unsent rows to the EVENTS stream at least once, with
  * `Nats-Msg-Id = event id` so a republish after a crash is deduplicated by JetStream.
  * Rows are claimed with SKIP LOCKED, so every API replica may run a relay. A row is marked
- * sent only after JetStream acknowledged it; while NATS is down rows simply wait.
+ * sent only after JetStream acknowledged it; while NATS is down rows simply wait. What follows
+ * from the events (`fanOut`: the webhook deliveries) is written in the transaction of the mark.
  */
 export function startRelay(deps: {
   orm: MikroORM;
   bus: Bus;
   log: Logger;
+  /** Written with each batch's mark (the webhook deliveries), or null where nothing follows from events. */
+  fanOut: RelayFanOut | null;
   intervalMs?: number;
   batchSize?: number;
   kickGapMs?: number;
 }): Relay {
-  const { orm, bus, log } = deps;
+  const { orm, bus, log, fanOut } = deps;
   const intervalMs = deps.intervalMs ?? 250;
   const batchSize = deps.batchSize ?? 500;
 
   const drainOnce = async (): Promise<number> => {
     const em = orm.em.fork();
-    return em.transactional(async (tx) => {
-      const rows = await boundQuery<UnsentRow>(tx, UNSENT, [batchSize], { prepared: true });
+    let wrote = false;
+    const sentCount = await em.transactional(async (tx) => {
+      const rows = await boundQuery<RelayedEvent>(tx, UNSENT, [batchSize], { prepared: true });
       if (rows.length === 0) return 0;
       const results = await Promise.allSettled(
         rows.map((r) =>
           bus.publishJson(eventSubject(bus, r.type), r.envelope, { msgId: r.id, timeoutMs: 3000 }),
         ),
       );
-      const sent = rows.filter((_, i) => results[i].status === 'fulfilled').map((r) => r.id);
+      const sentRows = rows.filter((_, i) => results[i].status === 'fulfilled');
+      const sent = sentRows.map((r) => r.id);
       const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
       if (failed)
         log.warn(
           { err: failed.reason, unsent: rows.length - sent.length },
           'outbox relay: publish failed; will retry',
         );
-      if (sent.length)
+      if (sent.length) {
         await boundQuery(tx, `update outbox_events set published_at = now() where id = any (?::text[])`, [
           sent,
         ]);
+        if (fanOut) wrote = await fanOut.inTransaction(tx, sentRows);
+      }
       return sent.length;
     });
+    if (wrote) fanOut?.afterCommit();
+    return sentCount;
   };
 
   const poller = startPoller({

@@ -3,12 +3,18 @@
  *
  * Idempotent on (event id, endpoint): JetStream redelivers an event after a crash, the relay may publish it twice,
  * and two workers may see it; `INSERT … ON CONFLICT DO NOTHING` makes every repeat a no-op, with no
- * check-then-insert race. Endpoints created after the event do not receive it. Events are fanned out in batches
- * (two statements per batch), see `Batcher`.
+ * check-then-insert race. Endpoints created after the event do not receive it.
+ *
+ * The outbox relay fans out each batch it publishes, in the transaction that marks the batch sent
+ * (`relayFanOut`): the deliveries exist exactly when their events count as sent, and no process has to read the
+ * events back from NATS to write them. Two statements per batch: the targets, then the rows.
  */
 import { boundQuery, newId, type EntityManager } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
+import type { Bus } from '@lectern/bus';
+import type { RelayFanOut, RelayedEvent } from '@lectern/events';
 import { MAX_ATTEMPTS } from './retry.js';
+import { kickDispatchers } from './dispatcher.js';
 
 /** The exact request body of every delivery of this event. */
 export function envelopeBody(env: EventEnvelope): string {
@@ -27,26 +33,19 @@ export function envelopeBody(env: EventEnvelope): string {
  */
 const SEPARATOR = '\u001e';
 
-/** Creates the deliveries of these events; returns, per event, how many were new. */
-export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
-  if (envs.length === 0) return [];
-  const targets = await boundQuery<{ idx: number; endpoint_id: string }>(
-    em,
-    `select v.idx, e.id as endpoint_id
-       from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
-       join webhook_endpoints e
-         on e.workspace_id = v.workspace_id and e.is_active and v.type = any (e.event_types)
-        and e.created_at <= v.created_at`,
-    [
-      envs.map((_, i) => i),
-      envs.map((e) => e.workspaceId),
-      envs.map((e) => e.type),
-      envs.map((e) => e.createdAt),
-    ],
-    { prepared: true },
-  );
-  const created = envs.map(() => 0);
-  if (targets.length === 0) return created;
+/** One delivery to write: the event at `idx` of the batch, to this endpoint. */
+interface Target {
+  idx: number;
+  endpoint_id: string;
+}
+
+/** Writes the deliveries of `targets` (each event's fields from `eventAt`); returns the event id of each new row. */
+async function insertDeliveries(
+  em: EntityManager,
+  targets: Target[],
+  eventAt: (idx: number) => { id: string; type: string; body: string },
+): Promise<string[]> {
+  if (targets.length === 0) return [];
   // Per delivery only its id, endpoint and the event's place among the bodies (short, plain strings). The bodies go
   // once per event, as one text joined by SEPARATOR and split by PostgreSQL: no escaping in the driver (a text
   // array escaped every quote of every body) and no parsing in PostgreSQL (a json document was parsed whole), and
@@ -57,10 +56,10 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
   for (const t of targets) {
     let n = place.get(t.idx);
     if (n === undefined) {
-      const env = envs[t.idx];
-      events.id.push(env.id);
-      events.type.push(env.type);
-      events.body.push(envelopeBody(env));
+      const ev = eventAt(t.idx);
+      events.id.push(ev.id);
+      events.type.push(ev.type);
+      events.body.push(ev.body);
       n = events.body.length;
       place.set(t.idx, n);
     }
@@ -83,9 +82,73 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
     [MAX_ATTEMPTS, cols.id, cols.endpoint, cols.n, events.id, events.type, events.body.join(SEPARATOR)],
     { prepared: true },
   );
+  return inserted.map((r) => r.event_id);
+}
+
+/** Creates the deliveries of these events; returns, per event, how many were new. */
+export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
+  if (envs.length === 0) return [];
+  const targets = await boundQuery<Target>(
+    em,
+    `select v.idx, e.id as endpoint_id
+       from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
+       join webhook_endpoints e
+         on e.workspace_id = v.workspace_id and e.is_active and v.type = any (e.event_types)
+        and e.created_at <= v.created_at`,
+    [
+      envs.map((_, i) => i),
+      envs.map((e) => e.workspaceId),
+      envs.map((e) => e.type),
+      envs.map((e) => e.createdAt),
+    ],
+    { prepared: true },
+  );
+  const created = envs.map(() => 0);
   const index = new Map(envs.map((e, i) => [e.id, i]));
-  for (const r of inserted) created[index.get(r.event_id)!]++;
+  const inserted = await insertDeliveries(em, targets, (idx) => ({
+    id: envs[idx].id,
+    type: envs[idx].type,
+    body: envelopeBody(envs[idx]),
+  }));
+  for (const eventId of inserted) created[index.get(eventId)!]++;
   return created;
+}
+
+/**
+ * Creates the deliveries of events the relay has just published, in its transaction; returns how many were new.
+ * The targets come from the outbox rows themselves, so only an event with a subscribed endpoint has its envelope
+ * decoded, to be written as its body in the same encoding as every other body (`envelopeBody`).
+ */
+export async function fanOutRelayed(em: EntityManager, sent: RelayedEvent[]): Promise<number> {
+  if (sent.length === 0) return 0;
+  const targets = await boundQuery<Target>(
+    em,
+    `select (v.n - 1)::int as idx, e.id as endpoint_id
+       from unnest(?::text[]) with ordinality as v(id, n)
+       join outbox_events o on o.id = v.id
+       join webhook_endpoints e
+         on e.workspace_id = o.workspace_id and e.is_active and o.type = any (e.event_types)
+        and e.created_at <= o.created_at`,
+    [sent.map((e) => e.id)],
+    { prepared: true },
+  );
+  const inserted = await insertDeliveries(em, targets, (idx) => ({
+    id: sent[idx].id,
+    type: sent[idx].type,
+    body: envelopeBody(JSON.parse(sent[idx].envelope) as EventEnvelope),
+  }));
+  return inserted.length;
+}
+
+/**
+ * The relay's fan-out: deliveries written in the transaction that marks the batch sent, then every dispatcher
+ * woken (core NATS) once they are committed.
+ */
+export function relayFanOut(bus: Bus): RelayFanOut {
+  return {
+    inTransaction: async (tx, sent) => (await fanOutRelayed(tx, sent)) > 0,
+    afterCommit: () => kickDispatchers(bus),
+  };
 }
 
 /** Creates the deliveries of one event; returns how many were new. */

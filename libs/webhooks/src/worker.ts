@@ -1,21 +1,19 @@
 /**
- * The webhook worker: the fan-out consumer on EVENTS (one delivery row per subscribed endpoint), the dispatcher
- * (claims due rows from PostgreSQL) and the sender (attempts the claimed rows in this process). Run any number of
- * copies; they share the fan-out durable and claim rows with SKIP LOCKED, under short leases that a dead worker's
- * rows outlive by seconds only.
+ * The webhook worker: the dispatcher (claims due rows from PostgreSQL) and the sender (attempts the claimed rows in
+ * this process). The delivery rows are written by the outbox relay, with the mark of the events they come from
+ * (`relayFanOut`), which then wakes the dispatchers. Run any number of copies; they claim rows with SKIP LOCKED,
+ * under short leases that a dead worker's rows outlive by seconds only.
  */
-import { runConsumer, type Bus, type ConsumerSpec } from '@lectern/bus';
+import type { Bus } from '@lectern/bus';
 import type { MikroORM } from '@lectern/db';
 import type { Logger } from '@lectern/log';
 import type { Metrics } from '@lectern/metrics';
 import type { WebhookConfig } from './env.js';
-import { EventEnvelope } from '@lectern/contracts';
 import { installationSecretKey } from '@lectern/secrets';
 import { parseRetryDelays } from './retry.js';
 import { DEFAULT_TIMEOUT_MS, SOCKETS_PER_ORIGIN } from './deliver.js';
 import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
-import { fanOutEvents } from './fanout.js';
-import { Batcher } from '@lectern/db';
+import { relayFanOut } from './fanout.js';
 import { startRelay } from '@lectern/events';
 import { createSender } from './sender.js';
 import type { HostResolver } from '@lectern/outbound';
@@ -40,15 +38,6 @@ export interface WebhookWorkerOptions {
   timeoutMs?: number;
 }
 
-export const FANOUT_CONSUMER: ConsumerSpec = {
-  stream: 'EVENTS',
-  app: 'webhook-fanout',
-  filter: ['events', '>'],
-  ackWaitMs: 30_000,
-  // Fan-out fails only while PostgreSQL is unreachable; with the default backoff (≤ 30 s) this rides out hours.
-  maxDeliver: 1000,
-};
-
 /**
  * Claim lease: the request deadline plus a margin for the statements around the attempt. An attempt starts with at
  * least the lease less a second ahead of it (a row that waited longer for a request slot is renewed first), and
@@ -66,7 +55,7 @@ export interface WebhookWorkerDeps {
   orm: MikroORM;
   bus: Bus;
   log: Logger;
-  metrics?: Pick<Metrics, 'webhookAttempt' | 'consumerMessage'>;
+  metrics?: Pick<Metrics, 'webhookAttempt'>;
   cfg: WebhookConfig;
 }
 
@@ -117,30 +106,10 @@ export async function startWebhookWorker(
   });
   const kicks = bus.nc.subscribe(dispatchKickSubject(bus), { callback: () => dispatcher.kick() });
 
-  const fanOut = new Batcher(
-    async (envelopes: EventEnvelope[]) => {
-      const created = await fanOutEvents(orm.em.fork(), envelopes);
-      if (created.some((n) => n > 0)) dispatcher.kick();
-      return created;
-    },
-    // Events arrive from the stream in bursts: waiting a moment for company makes a burst a few large batches.
-    { maxBatch: 256, parallel: 2, lingerMs: 2 },
-  );
-  const fanout = await runConsumer({
-    bus,
-    spec: FANOUT_CONSUMER,
-    schema: EventEnvelope,
-    log,
-    // Many events in hand at once, so the fan-out writes them in batches.
-    concurrency: 256,
-    onMessage: metrics?.consumerMessage,
-    handler: async (envelope) => {
-      await fanOut.add(envelope);
-    },
-  });
-
   // The outbox relay, when the API replicas leave it to this process (API_OUTBOX_RELAY=false).
-  const relay = cfg.WEBHOOK_WORKER_OUTBOX_RELAY ? startRelay({ orm, bus, log: deps.log }) : null;
+  const relay = cfg.WEBHOOK_WORKER_OUTBOX_RELAY
+    ? startRelay({ orm, bus, log: deps.log, fanOut: relayFanOut(bus) })
+    : null;
 
   log.info({ concurrency, perEndpointRequests, leaseSec, relay: relay !== null }, 'webhook worker started');
   return {
@@ -149,7 +118,7 @@ export async function startWebhookWorker(
       kicks.unsubscribe();
       // No new claims first; then give back the rows not started, and let attempts under way finish and record.
       await dispatcher.stop();
-      await Promise.all([fanout.stop(), sender.stop()]);
+      await sender.stop();
     },
   };
 }

@@ -30,8 +30,8 @@ import { parseEncryptionKey } from '@lectern/secrets';
  * The webhook benchmark (issue 4). Numbers only; nothing here asserts on timing.
  *
  *  clean     N events written to the outbox (batches of 500, as fast as PostgreSQL takes them) and delivered to
- *            one loopback receiver by the whole pipeline: relay → EVENTS → fan-out → PostgreSQL → claim →
- *            signed POST (in the claiming worker) → attempt recorded.
+ *            one loopback receiver by the whole pipeline: relay → EVENTS, with the deliveries written in the
+ *            transaction that marks the batch sent → claim → signed POST (in the claiming worker) → attempt recorded.
  *  bare      the same N bodies POSTed by a bare loop (keep-alive, no signing, no database, no bus) with the
  *            same concurrency the pipeline allows one endpoint from one worker (16 requests at once).
  *  durablePerDelivery  the durable minimal loop (issue 24): per delivery INSERT a delivery row, POST the signed body,
@@ -431,7 +431,7 @@ const WORKER_BATCH = 256;
  * to delivered with the status code). No bus, no claims, no retries, no isolation between endpoints.
  *
  *  batch = 1   per delivery: `CONCURRENCY` lanes, each INSERT → POST → UPDATE, one statement each (autocommit);
- *  batch = 256 batched: two lanes (as the worker's fan-out runs two batches at once), each one multi-row INSERT for
+ *  batch = 256 batched: two lanes (as the worker's fan-out ran two batches at once when it was set), one INSERT for
  *              256 deliveries, their 256 POSTs (the agent keeps `CONCURRENCY` on the wire), one multi-row UPDATE.
  */
 async function durableRun(
@@ -515,14 +515,19 @@ async function durableRun(
   );
 }
 
-/** The webhook worker in a child process (test/bench/webhook-worker-child.ts), as in production. */
-/** A webhook worker process (webhook-worker-child.ts). */
-/** BENCH_WEBHOOK_WORKER_CPUPROF=<dir>: a CPU profile of the worker child, written to <dir> when it stops. */
+/**
+ * The webhook worker in a child process (test/bench/webhook-worker-child.ts), as in production.
+ * BENCH_WEBHOOK_WORKER_CPUPROF=<dir>: a CPU profile of the worker child, written to <dir> when it stops.
+ * BENCH_WEBHOOK_WORKER_NODE_ARGS: more options for its `node` (space-separated), e.g. V8's heap sizes.
+ */
 const spawnWorker = (cfg: TestConfig) =>
   spawnBenchChild('webhook-worker-child.ts', cfg, {
-    nodeArgs: process.env.BENCH_WEBHOOK_WORKER_CPUPROF
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEBHOOK_WORKER_CPUPROF}`]
-      : [],
+    nodeArgs: [
+      ...(process.env.BENCH_WEBHOOK_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...(process.env.BENCH_WEBHOOK_WORKER_CPUPROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_WEBHOOK_WORKER_CPUPROF}`]
+        : []),
+    ],
   });
 
 export async function run(): Promise<Record<string, unknown>> {

@@ -1,13 +1,10 @@
 import { expect } from 'chai';
-import { makeWorkspace, testRuntime, type TestRuntime, type TestWorkspace } from '../support/context.js';
-import { dropHooks } from '../support/webhooks.js';
+import type { TestRuntime, TestWorkspace } from '../support/context.js';
+import { CLAIM_LIMITS, endpointFixture } from '../support/webhooks.js';
 import { boundQuery, newId } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
-import { closeRuntime } from '@lectern/runtime';
-import { parseEncryptionKey } from '@lectern/secrets';
 import {
   claimDue,
-  createEndpoint,
   envelopeBody,
   fanOutEvents,
   recordAttempts,
@@ -22,34 +19,18 @@ import {
  */
 describe('webhooks: batch statements', function () {
   this.timeout(30_000);
+  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
   let rt: TestRuntime;
   let ws: TestWorkspace;
   let endpointId: string;
-  const limits = {
-    perEndpoint: 128,
-    perSlowEndpoint: 16,
-    slowAfterSec: 2,
-    maxInFlight: 4096,
-    batch: 256,
-    leaseSec: 15,
-  };
+  const limits = CLAIM_LIMITS;
 
   before(async () => {
-    rt = await testRuntime('webhook-batches');
-    ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Batches');
-    const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
-    const { endpoint } = await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
-      name: 'batches',
-      url: 'http://127.0.0.1:9/hook',
-      eventTypes: ['course.completed'],
-    });
-    endpointId = endpoint.id;
+    fixture = await endpointFixture('webhook-batches', ['course.completed']);
+    ({ rt, ws, endpointId } = fixture);
   });
   after(async () => {
-    if (rt) {
-      await dropHooks(rt.orm.em.fork(), [ws.id]);
-      await closeRuntime(rt, { keepStorage: true });
-    }
+    await fixture?.close();
   });
 
   const envelope = (data: Record<string, unknown>): EventEnvelope =>

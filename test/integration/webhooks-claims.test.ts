@@ -1,14 +1,11 @@
 import { expect } from 'chai';
-import { makeWorkspace, testRuntime, type TestRuntime, type TestWorkspace } from '../support/context.js';
-import { dropHooks } from '../support/webhooks.js';
+import type { TestRuntime, TestWorkspace } from '../support/context.js';
+import { CLAIM_LIMITS, endpointFixture } from '../support/webhooks.js';
 import { boundQuery, newId } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
-import { closeRuntime } from '@lectern/runtime';
-import { parseEncryptionKey } from '@lectern/secrets';
 import {
   claimDue,
   claimDueStatement,
-  createEndpoint,
   fanOutEvents,
   recordAttempts,
   type AttemptRecord,
@@ -33,32 +30,17 @@ const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(node
  */
 describe('webhooks: claims after a burst', function () {
   this.timeout(60_000);
+  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
   let rt: TestRuntime;
   let ws: TestWorkspace;
-  const limits = {
-    perEndpoint: 128,
-    perSlowEndpoint: 16,
-    slowAfterSec: 2,
-    maxInFlight: 4096,
-    batch: 128,
-    leaseSec: 15,
-  };
+  const limits = { ...CLAIM_LIMITS, batch: 128 };
 
   before(async () => {
-    rt = await testRuntime('webhook-claims');
-    ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Claims');
-    const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
-    await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
-      name: 'claims',
-      url: 'http://127.0.0.1:9/hook',
-      eventTypes: ['course.completed'],
-    });
+    fixture = await endpointFixture('webhook-claims', ['course.completed']);
+    ({ rt, ws } = fixture);
   });
   after(async () => {
-    if (rt) {
-      await dropHooks(rt.orm.em.fork(), [ws.id]);
-      await closeRuntime(rt, { keepStorage: true });
-    }
+    await fixture?.close();
   });
 
   /** The claim's plan, executed and rolled back: the lease count's index scan and the blocks it touched. */

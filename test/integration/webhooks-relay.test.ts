@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { makeWorkspace, testRuntime, type TestRuntime, type TestWorkspace } from '../support/context.js';
-import { dropHooks } from '../support/webhooks.js';
+import type { TestRuntime, TestWorkspace } from '../support/context.js';
+import { endpointFixture } from '../support/webhooks.js';
 import { boundQuery } from '@lectern/db';
 import { recordEvent, startRelay, type RelayFanOut } from '@lectern/events';
-import { closeRuntime } from '@lectern/runtime';
-import { parseEncryptionKey } from '@lectern/secrets';
-import { createEndpoint, envelopeBody, relayFanOut } from '@lectern/webhooks';
+import { envelopeBody, relayFanOut } from '@lectern/webhooks';
 
 /**
  * The relay writes the deliveries of a batch in the transaction that marks it sent: they exist exactly when
@@ -14,26 +12,17 @@ import { createEndpoint, envelopeBody, relayFanOut } from '@lectern/webhooks';
  */
 describe('webhooks: the relay fans out what it publishes', function () {
   this.timeout(30_000);
+  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
   let rt: TestRuntime;
   let ws: TestWorkspace;
   let endpointId: string;
 
   before(async () => {
-    rt = await testRuntime('webhook-relay');
-    ws = await makeWorkspace(rt.orm.em.fork(), 'scale', 'Relay');
-    const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
-    const { endpoint } = await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
-      name: 'relay',
-      url: 'http://127.0.0.1:9/hook',
-      eventTypes: ['identity.created'],
-    });
-    endpointId = endpoint.id;
+    fixture = await endpointFixture('webhook-relay', ['identity.created']);
+    ({ rt, ws, endpointId } = fixture);
   });
   after(async () => {
-    if (rt) {
-      await dropHooks(rt.orm.em.fork(), [ws.id]);
-      await closeRuntime(rt, { keepStorage: true });
-    }
+    await fixture?.close();
   });
 
   const state = async (ids: string[]) => {

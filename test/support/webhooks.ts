@@ -2,8 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Receipt } from './webhook-receiver.js';
 import { call } from './http.js';
-import { testConfig } from './context.js';
+import { makeWorkspace, testConfig, testRuntime, type TestRuntime, type TestWorkspace } from './context.js';
 import { boundQuery, type EntityManager } from '@lectern/db';
+import type { EventType } from '@lectern/contracts';
+import { closeRuntime } from '@lectern/runtime';
+import { parseEncryptionKey } from '@lectern/secrets';
+import { createEndpoint } from '@lectern/webhooks';
 
 /**
  * Signature checks written the way a subscriber would, with node:crypto only (not Lectern's own verifier), so a
@@ -135,3 +139,40 @@ export function spawnWorkerProcess(overrides: Record<string, string> = {}): Chil
     stdio: ['ignore', 'ignore', 'pipe'],
   });
 }
+
+/**
+ * A runtime of its own, a workspace and one endpoint (created directly, no API) subscribed to `eventTypes`, for tests
+ * that drive the webhook statements themselves; `close` drops the endpoint's rows and the runtime.
+ */
+export async function endpointFixture(
+  name: string,
+  eventTypes: EventType[],
+): Promise<{ rt: TestRuntime; ws: TestWorkspace; endpointId: string; close(): Promise<void> }> {
+  const rt = await testRuntime(name);
+  const ws = await makeWorkspace(rt.orm.em.fork(), 'scale', name);
+  const policy = { key: () => parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!), allowPrivate: true };
+  const { endpoint } = await createEndpoint(rt.orm.em.fork(), policy, ws.id, {
+    name,
+    url: 'http://127.0.0.1:9/hook',
+    eventTypes,
+  });
+  return {
+    rt,
+    ws,
+    endpointId: endpoint.id,
+    async close() {
+      await dropHooks(rt.orm.em.fork(), [ws.id]);
+      await closeRuntime(rt, { keepStorage: true });
+    },
+  };
+}
+
+/** The worker's claim bounds with its defaults (`startWebhookWorker`), for tests that claim by hand. */
+export const CLAIM_LIMITS = {
+  perEndpoint: 128,
+  perSlowEndpoint: 16,
+  slowAfterSec: 2,
+  maxInFlight: 4096,
+  batch: 256,
+  leaseSec: 15,
+} as const;

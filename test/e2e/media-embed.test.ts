@@ -15,6 +15,7 @@ import {
   type TestWorkers,
 } from '../support/context.js';
 import { api, expectStatus } from '../support/authoring.js';
+import { waitFor } from '../support/http.js';
 import { createEmbedKey, signIdentity } from '../support/player.js';
 import { avSample, pngOf, processedMedia, uploadForm } from '../support/media.js';
 import {
@@ -116,9 +117,14 @@ describe('media: an uploaded image shows in a published course through the embed
     try {
       const img = page.getByRole('img', { name: 'A red rectangle' });
       await img.waitFor();
-      // The sources compile without the DOM library: the page-side code is a string, the element a plain shape.
-      await page.waitForFunction(
-        `(() => { const el = document.querySelector('img[alt="A red rectangle"]'); return !!el && el.complete && el.naturalWidth > 0; })()`,
+      // Polled from here: the page's policy allows no eval, so a string predicate (waitForFunction) cannot run in it.
+      await waitFor(
+        () =>
+          img.evaluate((node) => {
+            const el = node as unknown as ImgEl & { complete: boolean };
+            return el.complete && el.naturalWidth > 0;
+          }),
+        { what: 'the image to load', timeoutMs: 15_000, intervalMs: 50 },
       );
       const loaded = await img.evaluate((node) => {
         const el = node as unknown as ImgEl;

@@ -13,6 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { stripAnswerKeys, type Block, type Screen } from '@lectern/courses';
 import { CHROME_STRINGS, CONCEPTS, contrastRatio, format, type PlayerCourse } from '@lectern/player';
 import { VALID_BLOCKS, clone } from '../unit/courses/fixtures.js';
+import { waitFor } from '../support/http.js';
 import {
   OUTPUT_DIR,
   buildPlayerOnce,
@@ -404,9 +405,15 @@ describe('player accessibility: block controls (Chromium)', function () {
             expect(await card.getAttribute('aria-pressed')).to.equal('false');
             await page.keyboard.press('Enter');
             expect(await card.getAttribute('aria-pressed')).to.equal('true');
-            expect(await summaries.nth(0).getAttribute('aria-expanded')).to.equal('true');
-            expect(await summaries.nth(1).getAttribute('aria-expanded')).to.equal('false');
-            expect(await summaries.nth(2).getAttribute('aria-expanded')).to.equal('true');
+            // aria-expanded follows the details' toggle event, which the browser fires in a task of its own.
+            const expanded = () =>
+              Promise.all([0, 1, 2].map((i) => summaries.nth(i).getAttribute('aria-expanded')));
+            await waitFor(async () => (await expanded()).join() === 'true,false,true', {
+              what: 'the opened accordion item and transcript to say so',
+              timeoutMs: 2_000,
+              intervalMs: 20,
+            }).catch(() => undefined);
+            expect(await expanded()).to.deep.equal(['true', 'false', 'true']);
             expect(await page.locator('[data-block-id="audio-1"] details p').isVisible()).to.equal(true);
             const flip = await inPage<{ width: number; height: number }[]>(
               page,

@@ -1,5 +1,5 @@
 /** The player around the blocks: the concept's chrome, the screen, Back/Continue, Contents, the end panel. */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { ResolvedTheme } from '../core/theme.js';
 import { Block, headingLevels, type BlockCtx } from './blocks.js';
@@ -78,8 +78,9 @@ export function App({ session, theme, t }: { session: Session; theme: ResolvedTh
   const rtl = course.direction === 'rtl';
   const navigation = course.navigation === 'hidden' ? 'hidden' : 'default';
 
-  // Focus follows the learner to the new screen's heading (not on first load: the host page keeps its focus).
-  useEffect(() => {
+  // Focus follows the learner to the new screen's heading (not on first load: the host page keeps its focus), in the
+  // same task as the new screen (a layout effect), never a frame later with the page body focused meanwhile.
+  useLayoutEffect(() => {
     if (state.moves === 0) return;
     titleRef.current?.focus({ preventScroll: true });
     window.scrollTo({ top: 0 });

@@ -4,7 +4,7 @@
  * throws anyway from blanking the rest of the screen.
  */
 import { Component, type ComponentChildren, type FunctionComponent } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { format, type ChromeStrings } from '../core/i18n.js';
 import type { Feedback, PlayerBlock, PollResults, RunResult } from '../core/types.js';
 import { embedSandbox } from '../core/embed.js';
@@ -852,8 +852,10 @@ function Question({
   const handedIn = useRef(false);
   const wasClosed = useRef(closed);
   // The focus follows the answer: to the verdict once handed in (the Check button may go away), and back to the
-  // first control when "Try again" reopens the question, so it never drops to the page body.
-  useEffect(() => {
+  // first control when "Try again" reopens the question, so it never drops to the page body. Layout effects, here
+  // and for the other moves of the focus below, so the focus moves in the same task as the update that calls for
+  // it, never a frame later with the page body focused meanwhile.
+  useLayoutEffect(() => {
     if (handedIn.current && ctx.submitted(b.id)) {
       handedIn.current = false;
       verdictRef.current?.focus();
@@ -1213,8 +1215,8 @@ function Ranking({ b, ctx }: Props) {
   const listRef = useRef<HTMLOListElement>(null);
   const moved = useRef<{ id: string; button: number } | null>(null);
   // The moved item keeps the focus on its button; at the top or bottom that button is disabled, so the focus goes
-  // to the item's other move button instead of dropping to the page.
-  useEffect(() => {
+  // to the item's other move button instead of dropping to the page (a layout effect: see Question).
+  useLayoutEffect(() => {
     const m = moved.current;
     moved.current = null;
     if (!m) return;
@@ -1411,7 +1413,7 @@ function TimedQuestion({ b, ctx }: Props) {
   const box = useRef<HTMLDivElement>(null);
   const started = useRef(false);
   // "Start" gives way to the question: the focus goes to its first option, not to the page body.
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (!started.current || endsAt === null) return;
     started.current = false;
     box.current?.querySelector<HTMLElement>('input')?.focus();

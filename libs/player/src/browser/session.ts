@@ -5,7 +5,7 @@
  * LMS is told of every change, and a tracking run (track=1) may be attached to the session later.
  */
 import { PlayerApiError, PlayerClient, type OpenedRun } from '../core/client.js';
-import { EventQueue, type KeyValueStore } from '../core/queue.js';
+import { EventQueue, type Batch, type KeyValueStore } from '../core/queue.js';
 import type {
   IssuedCertificateRef,
   EventsResponse,
@@ -366,7 +366,6 @@ export class Session {
     const verdict = this.local?.grade(blockId, answer) ?? null;
     if (verdict && this.state.course.quizFeedback === 'immediate') feedback[blockId] = verdict;
     this.drafts.delete(blockId);
-    if (this.showsResults(blockId)) this.pollsWanted.add(blockId);
     this.set({
       answers: { ...this.state.answers, [blockId]: answer },
       submitted: { ...this.state.submitted, [blockId]: true },
@@ -437,7 +436,7 @@ export class Session {
       newBatchId: randomId,
       send: (batch, opts) => run.client.sendEvents(completionId, run.runToken, batch, opts.keepalive),
       takeSeconds: () => this.takeSeconds(),
-      onResponse: (response) => this.apply(response),
+      onResponse: (response, batch) => this.apply(response, batch),
       onRejected: (batch, status) =>
         console.warn(`lectern player: batch ${batch.batchId} refused (${status})`),
       onUnauthorized: async () => {
@@ -487,9 +486,14 @@ export class Session {
     return seconds;
   }
 
-  private apply(response: EventsResponse): void {
+  private apply(response: EventsResponse, batch: Batch): void {
     // Graded here already: the tracking run's answers only record what the learner did.
     if (this.local !== null) return;
+    // A vote's results are asked for once the batch carrying it is applied: asked for before, while the vote is
+    // still queued or on its way, the server refuses them (403), an error in the learner's console.
+    for (const e of batch.events)
+      if (e.type === 'answer' && this.state.submitted[e.blockId] && this.showsResults(e.blockId))
+        this.pollsWanted.add(e.blockId);
     const patch: Partial<SessionState> = {};
     if (Array.isArray(response.feedback) && response.feedback.length > 0) {
       const feedback = { ...this.state.feedback };
@@ -521,8 +525,8 @@ export class Session {
   }
 
   /**
-   * Asks for the results of the polls voted since the last answer. A vote still queued is refused (403); it stays
-   * wanted and is asked for again after the next batch is applied.
+   * Asks for the results of the polls whose votes the server has applied since the last answer (or that a resumed
+   * run had cast). Should one still be refused (403), it stays wanted and is asked for again after the next batch.
    */
   private async fetchPolls(): Promise<void> {
     const run = this.run;

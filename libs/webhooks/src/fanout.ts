@@ -85,7 +85,11 @@ async function insertDeliveries(
   return inserted.map((r) => r.event_id);
 }
 
-/** Creates the deliveries of these events; returns, per event, how many were new. */
+/**
+ * Creates the deliveries of envelopes already in hand; returns, per event, how many were new. The service writes
+ * deliveries through the relay (`fanOutRelayed`); this serves the statement tests, with bodies no outbox row could
+ * hold (`\u0000`, lone surrogates).
+ */
 export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
   if (envs.length === 0) return [];
   const targets = await boundQuery<Target>(
@@ -149,9 +153,4 @@ export function relayFanOut(bus: Bus): RelayFanOut {
     inTransaction: async (tx, sent) => (await fanOutRelayed(tx, sent)) > 0,
     afterCommit: () => kickDispatchers(bus),
   };
-}
-
-/** Creates the deliveries of one event; returns how many were new. */
-export async function fanOutEvent(em: EntityManager, env: EventEnvelope): Promise<number> {
-  return (await fanOutEvents(em, [env]))[0];
 }

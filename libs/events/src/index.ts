@@ -91,6 +91,9 @@ export function eventSubject(bus: Bus, type: string): string {
 export interface RelayedEvent {
   id: string;
   type: string;
+  workspaceId: string;
+  /** The row's `created_at`, to the microsecond (PostgreSQL's text). */
+  createdAt: string;
   /** The `EventEnvelope` as PostgreSQL encoded it: the bytes published. */
   envelope: string;
 }
@@ -107,7 +110,7 @@ export interface RelayFanOut {
   afterCommit(): void;
 }
 
-const UNSENT = `select id, type,
+const UNSENT = `select id, type, workspace_id as "workspaceId", created_at::text as "createdAt",
     json_build_object('id', id, 'type', type,
       'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
       'workspaceId', workspace_id, 'data', data)::text as envelope

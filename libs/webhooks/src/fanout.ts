@@ -39,6 +39,31 @@ interface Target {
   endpoint_id: string;
 }
 
+/**
+ * The deliveries to write: each event (by its index in `events`) with every active endpoint of its workspace that
+ * subscribes to its type and existed when it happened.
+ */
+function targetsOf(
+  em: EntityManager,
+  events: { workspaceId: string; type: string; createdAt: string }[],
+): Promise<Target[]> {
+  return boundQuery<Target>(
+    em,
+    `select v.idx, e.id as endpoint_id
+       from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
+       join webhook_endpoints e
+         on e.workspace_id = v.workspace_id and e.is_active and v.type = any (e.event_types)
+        and e.created_at <= v.created_at`,
+    [
+      events.map((_, i) => i),
+      events.map((e) => e.workspaceId),
+      events.map((e) => e.type),
+      events.map((e) => e.createdAt),
+    ],
+    { prepared: true },
+  );
+}
+
 /** Writes the deliveries of `targets` (each event's fields from `eventAt`); returns the event id of each new row. */
 async function insertDeliveries(
   em: EntityManager,
@@ -92,21 +117,7 @@ async function insertDeliveries(
  */
 export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Promise<number[]> {
   if (envs.length === 0) return [];
-  const targets = await boundQuery<Target>(
-    em,
-    `select v.idx, e.id as endpoint_id
-       from unnest(?::int[], ?::text[], ?::text[], ?::timestamptz[]) as v(idx, workspace_id, type, created_at)
-       join webhook_endpoints e
-         on e.workspace_id = v.workspace_id and e.is_active and v.type = any (e.event_types)
-        and e.created_at <= v.created_at`,
-    [
-      envs.map((_, i) => i),
-      envs.map((e) => e.workspaceId),
-      envs.map((e) => e.type),
-      envs.map((e) => e.createdAt),
-    ],
-    { prepared: true },
-  );
+  const targets = await targetsOf(em, envs);
   const created = envs.map(() => 0);
   const index = new Map(envs.map((e, i) => [e.id, i]));
   const inserted = await insertDeliveries(em, targets, (idx) => ({
@@ -120,22 +131,12 @@ export async function fanOutEvents(em: EntityManager, envs: EventEnvelope[]): Pr
 
 /**
  * Creates the deliveries of events the relay has just published, in its transaction; returns how many were new.
- * The targets come from the outbox rows themselves, so only an event with a subscribed endpoint has its envelope
- * decoded, to be written as its body in the same encoding as every other body (`envelopeBody`).
+ * The targets come from the fields the relay read with the rows, so only an event with a subscribed endpoint has
+ * its envelope decoded, to be written as its body in the same encoding as every other body (`envelopeBody`).
  */
 export async function fanOutRelayed(em: EntityManager, sent: RelayedEvent[]): Promise<number> {
   if (sent.length === 0) return 0;
-  const targets = await boundQuery<Target>(
-    em,
-    `select (v.n - 1)::int as idx, e.id as endpoint_id
-       from unnest(?::text[]) with ordinality as v(id, n)
-       join outbox_events o on o.id = v.id
-       join webhook_endpoints e
-         on e.workspace_id = o.workspace_id and e.is_active and o.type = any (e.event_types)
-        and e.created_at <= o.created_at`,
-    [sent.map((e) => e.id)],
-    { prepared: true },
-  );
+  const targets = await targetsOf(em, sent);
   const inserted = await insertDeliveries(em, targets, (idx) => ({
     id: sent[idx].id,
     type: sent[idx].type,

@@ -8,10 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { closeDeliveryAgents, deliverOnce, parseRetryAfter } from '@lectern/webhooks';
+import { SOCKETS_PER_ORIGIN, closeDeliveryAgents, deliverOnce, parseRetryAfter } from '@lectern/webhooks';
 import { generateSigningSecret } from '@lectern/webhooks';
 import { signatureHeaders } from '@lectern/webhooks';
 import type { ResolvedAddress } from '@lectern/outbound';
+import { waitFor } from '../../support/http.js';
 
 interface Received {
   method: string;
@@ -204,6 +205,36 @@ describe('webhooks/deliverOnce', () => {
     expect(r.durationMs).to.be.within(280, 1500);
   });
 
+  it('a 2xx whose body is cut off is a retry, not a delivery', async () => {
+    const s = track(
+      await startServer((_req, res) => {
+        res.writeHead(200, { 'content-length': '100' });
+        res.write('partial', () => res.socket?.destroy());
+      }),
+    );
+    const r = await deliverOnce({ url: s.origin, body, headers, allowPrivate: true });
+    expect(r).to.include({
+      statusCode: 200,
+      outcome: 'retry',
+      error: 'response aborted before the body was complete',
+    });
+  });
+
+  it('closes the connection past the 2 KB it keeps rather than reading the rest', async () => {
+    let closed = false;
+    const s = track(
+      await startServer((_req, res) => {
+        res.socket?.on('close', () => (closed = true));
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.write('x'.repeat(64 * 1024)); // never ended: only a closed connection settles the attempt
+      }),
+    );
+    const r = await deliverOnce({ url: s.origin, body, headers, allowPrivate: true, timeoutMs: 3000 });
+    expect(r).to.include({ statusCode: 500, outcome: 'retry', error: 'HTTP 500' });
+    expect(r.durationMs).to.be.below(2000);
+    await waitFor(() => closed || null, { timeoutMs: 2000, what: 'the connection closed' });
+  });
+
   it('reports a refused connection', async () => {
     const s = await startServer(() => undefined);
     const { origin } = s;
@@ -260,12 +291,26 @@ describe('webhooks/deliverOnce', () => {
 
   it('reuses keep-alive connections per origin', async () => {
     const s = track(await startServer((_req, res) => res.end('ok')));
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 10; i++) {
       const r = await deliverOnce({ url: s.origin, body, headers, allowPrivate: true });
       expect(r.outcome).to.equal('delivered');
     }
-    expect(s.received).to.have.length(3);
-    expect(s.connections).to.equal(1);
+    expect(s.received).to.have.length(10);
+    // The next request may be dispatched while the previous one's connection is still being handed back to the
+    // pool, so a second connection can open; never one per request.
+    expect(s.connections).to.be.within(1, 2);
+  });
+
+  it(`opens at most ${SOCKETS_PER_ORIGIN} connections to one origin; more requests wait for one`, async () => {
+    const s = track(await startServer((_req, res) => setTimeout(() => res.end('ok'), 30)));
+    const results = await Promise.all(
+      Array.from({ length: SOCKETS_PER_ORIGIN * 3 }, () =>
+        deliverOnce({ url: s.origin, body, headers, allowPrivate: true }),
+      ),
+    );
+    expect(results.every((r) => r.outcome === 'delivered')).to.equal(true);
+    expect(s.received).to.have.length(SOCKETS_PER_ORIGIN * 3);
+    expect(s.connections).to.equal(SOCKETS_PER_ORIGIN);
   });
 
   it('keeps the pinned lookup on pooled connections for a host name', async () => {
@@ -275,7 +320,7 @@ describe('webhooks/deliverOnce', () => {
       calls++;
       return [{ address: '127.0.0.1', family: 4 }];
     };
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 6; i++) {
       const r = await deliverOnce({
         url: `http://hooks.example.test:${s.port}/`,
         body,
@@ -285,10 +330,10 @@ describe('webhooks/deliverOnce', () => {
       });
       expect(r.outcome).to.equal('delivered');
     }
-    expect(calls).to.equal(3);
-    expect(s.connections).to.equal(1);
+    expect(calls).to.equal(6);
+    expect(s.connections).to.be.within(1, 2);
     expect(s.received.map((x) => x.headers.host)).to.deep.equal(
-      Array(3).fill(`hooks.example.test:${s.port}`),
+      Array(6).fill(`hooks.example.test:${s.port}`),
     );
   });
 

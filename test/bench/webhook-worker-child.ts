@@ -11,7 +11,12 @@ const env = benchChildEnv('webhook-worker-child');
 // What `lectern worker webhook` reads (its probe server is not started here).
 const cfg = parseEnv([BaseEnv, DbEnv, BusEnv, MetricsEnv, WebhookEnv], env);
 const rt = await createRuntime(cfg, { name: 'bench-webhook-worker-child', provision: false });
-const worker = await startWebhookWorker({ ...rt, cfg }, {});
+// BENCH_WEBHOOK_DNS_CACHE_MS (diagnostics): how long the worker keeps a host name's addresses; 0 resolves every time.
+const dnsCacheMs = process.env.BENCH_WEBHOOK_DNS_CACHE_MS;
+const worker = await startWebhookWorker(
+  { ...rt, cfg },
+  dnsCacheMs === undefined ? {} : { dnsCacheMs: Number(dnsCacheMs) },
+);
 serveBench(async () => {
   await worker.stop();
   await closeRuntime(rt);

@@ -60,6 +60,11 @@ const SHAPES = (process.env.BENCH_WEBHOOK_SHAPES ?? 'single,production').split('
 /** What the worker allows one endpoint in one process (WebhookWorkerOptions.perEndpointRequests default). */
 const CONCURRENCY = SOCKETS_PER_ORIGIN;
 const INSERT_BATCH = 500;
+/**
+ * The receivers' host in the endpoint URLs: an address (no name to resolve, the default) or a name such as
+ * `localhost`, which the worker then resolves as it would a customer's host (through its `cachedResolver`).
+ */
+const ENDPOINT_HOST = process.env.BENCH_WEBHOOK_ENDPOINT_HOST ?? '127.0.0.1';
 /** The production default, so the dead endpoint is not re-attempted every second. */
 const PRODUCTION_DELAYS = '60,600,3600,21600';
 
@@ -106,7 +111,7 @@ class Sink {
     return this;
   }
   url(): string {
-    return `http://127.0.0.1:${this.port}/hook`;
+    return `http://${ENDPOINT_HOST}:${this.port}/hook`;
   }
   async close(): Promise<void> {
     this.server.closeAllConnections();

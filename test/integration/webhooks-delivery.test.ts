@@ -789,7 +789,8 @@ describe('webhooks: delivery against real receivers', function () {
 
   describe('SSRF guard at delivery time', () => {
     // The endpoint was accepted when `hooks.example.com` looked public; now the name resolves to loopback
-    // (DNS rebinding). The worker resolves, checks and pins the address on every attempt.
+    // (DNS rebinding). The worker checks and pins the address on every attempt (resolving the name at most every
+    // 30 s: `cachedResolver`).
     const rebound = async (host: string): Promise<ResolvedAddress[]> => {
       if (host === 'hooks.example.com') return [{ address: '127.0.0.1', family: 4 }];
       throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
@@ -831,6 +832,44 @@ describe('webhooks: delivery against real receivers', function () {
       }
       expect(r.receipts).to.have.length(1);
       expect(r.receipts[0].headers.host).to.equal(`hooks.example.com:${r.port}`);
+    });
+
+    it('resolves a host name once for many deliveries, and checks the answer on every attempt', async () => {
+      const r = await receiver();
+      const { endpoint } = await createHook(app.base, ws.key, {
+        url: `http://hooks.example.com:${r.port}/hook`,
+        eventTypes: ['identity.created'],
+      });
+      let lookups = 0;
+      const counted = async (host: string) => {
+        lookups++;
+        return rebound(host);
+      };
+      // Refused (loopback) under the strict policy, however often the cached answer is used...
+      const strict = await startWorker({ ALLOW_PRIVATE_NETWORKS: 'false' }, { lookup: counted });
+      try {
+        for (let i = 0; i < 5; i++) await newLearner();
+        await waitFor(
+          async () => {
+            const list = await deliveries(app.base, ws.key, endpoint.id);
+            return list.length >= 5 && list.every((d) => d.attempts >= 1) ? list : null;
+          },
+          { what: 'five refused attempts' },
+        );
+      } finally {
+        await strict.stop();
+      }
+      expect(lookups).to.equal(1);
+      expect(r.receipts).to.have.length(0);
+      // ...and a worker allowed private networks resolves once more (its own cache) and delivers every one.
+      const lenient = await startWorker({ ALLOW_PRIVATE_NETWORKS: 'true' }, { lookup: counted });
+      try {
+        for (let i = 0; i < 5; i++) await newLearner();
+        await waitFor(() => (r.receipts.length >= 10 ? true : null), { what: 'ten deliveries' });
+      } finally {
+        await lenient.stop();
+      }
+      expect(lookups).to.equal(2);
     });
   });
 });

@@ -241,7 +241,8 @@ export function checkUrl(url: string, opts: CheckOptions): UrlCheck {
   return reason === null ? { ok: true } : { ok: false, reason };
 }
 
-const defaultResolver: HostResolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+/** The system's resolution (getaddrinfo: hosts file, search domains, DNS), every address of the name. */
+export const systemResolver: HostResolver = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
 
 /**
  * Connection-time check: `checkUrl`, then resolution of every address of the host (refused if ANY is forbidden),
@@ -262,7 +263,7 @@ export async function checkUrlResolved(url: string, opts: ResolveOptions): Promi
   }
   let addresses: ResolvedAddress[];
   try {
-    addresses = await (opts.lookup ?? defaultResolver)(hostname);
+    addresses = await (opts.lookup ?? systemResolver)(hostname);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException | undefined)?.code;
     return { ok: false, reason: `DNS lookup failed for ${hostname}: ${code ?? String(err)}` };

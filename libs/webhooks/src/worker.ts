@@ -16,11 +16,13 @@ import { dispatchKickSubject, startDispatcher } from './dispatcher.js';
 import { relayFanOut } from './fanout.js';
 import { startRelay } from '@lectern/events';
 import { createSender } from './sender.js';
-import type { HostResolver } from '@lectern/outbound';
+import { cachedResolver, systemResolver, type HostResolver } from '@lectern/outbound';
 
 export interface WebhookWorkerOptions {
   /** DNS override for delivery-time resolution (tests). */
   lookup?: HostResolver;
+  /** How long a host name's resolution is used (`cachedResolver`). Default 30 s; 0 resolves on every attempt. */
+  dnsCacheMs?: number;
   /** Deliveries this process holds at once (being attempted, or claimed and waiting for their endpoint). Default 512. */
   concurrency?: number;
   /**
@@ -37,6 +39,13 @@ export interface WebhookWorkerOptions {
   /** Per-attempt deadline. Default 5000 ms (SPEC). */
   timeoutMs?: number;
 }
+
+/**
+ * How long the worker uses a host name's addresses before resolving it again: a busy worker sends to the same
+ * endpoints thousands of times a second and must not ask DNS each time (see `cachedResolver`); a customer's DNS
+ * change reaches it within this time. Every attempt still checks the addresses and pins the one it checked.
+ */
+export const DNS_CACHE_MS = 30_000;
 
 /**
  * Claim lease: the request deadline plus a margin for the statements around the attempt. An attempt starts with at
@@ -78,7 +87,7 @@ export async function startWebhookWorker(
     key,
     delays,
     allowPrivate: cfg.ALLOW_PRIVATE_NETWORKS,
-    lookup: opts.lookup,
+    lookup: cachedResolver(opts.lookup ?? systemResolver, { ttlMs: opts.dnsCacheMs ?? DNS_CACHE_MS }),
     timeoutMs,
     perEndpoint: perEndpointRequests,
     leaseSec,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { TestRuntime, TestWorkspace } from '../support/context.js';
 import { endpointFixture } from '../support/webhooks.js';
 import { boundQuery } from '@lectern/db';
-import { recordEvent, startRelay, type RelayFanOut } from '@lectern/events';
+import { recordEvent, startRelay, unsentEventsStatement, type RelayFanOut } from '@lectern/events';
 import { envelopeBody, relayFanOut } from '@lectern/webhooks';
 
 /**
@@ -112,5 +112,38 @@ describe('webhooks: the relay fans out what it publishes', function () {
     } finally {
       await relay.stop();
     }
+  });
+  /**
+   * Statistics taken while nothing was waiting (an autoanalyze in a quiet moment) say the unsent rows' index is
+   * empty. A batch must still read its rows in index order and stop at the batch size, not read every unsent row
+   * and sort them (in a burst, every batch would read the whole backlog).
+   */
+  it('takes a batch in index order, without reading the backlog, after statistics saw none waiting', async () => {
+    const em = rt.orm.em.fork();
+    await boundQuery(em, 'update outbox_events set published_at = now() where published_at is null', []);
+    await boundQuery(em, 'vacuum (analyze) outbox_events', []);
+    await boundQuery(
+      em,
+      `insert into outbox_events (id, workspace_id, type, data, created_at)
+       select 'evt_backlog_' || i, ?, 'identity.created', '{}'::jsonb, now() from generate_series(1, 3000) i`,
+      [ws.id],
+    );
+    const { sql, params } = unsentEventsStatement(500);
+    interface Node {
+      'Node Type': string;
+      'Index Name'?: string;
+      Plans?: Node[];
+    }
+    const nodesOf = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+    const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: Node }] }>(
+      em,
+      `explain (format json) ${sql}`,
+      params,
+    );
+    const nodes = nodesOf(row['QUERY PLAN'][0].Plan);
+    expect(nodes.map((n) => n['Node Type'])).to.not.include('Sort');
+    expect(nodes.map((n) => n['Node Type'])).to.not.include('Incremental Sort');
+    expect(nodes.some((n) => n['Index Name'] === 'outbox_unpublished_idx')).to.equal(true);
+    await boundQuery(em, "delete from outbox_events where id like 'evt_backlog_%'", []);
   });
 });

@@ -110,11 +110,20 @@ export interface RelayFanOut {
   afterCommit(): void;
 }
 
+/**
+ * The oldest unsent rows, locked: `outbox_unpublished_idx` holds exactly this order, so a batch reads its rows and
+ * stops, whatever the statistics say about how many are waiting (see its migration).
+ */
 const UNSENT = `select id, type, workspace_id as "workspaceId", created_at::text as "createdAt",
     json_build_object('id', id, 'type', type,
       'createdAt', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
       'workspaceId', workspace_id, 'data', data)::text as envelope
   from outbox_events where published_at is null order by created_at, id limit ? for update skip locked`;
+
+/** The relay's batch statement and its parameters (read by the plan checks of the tests). */
+export function unsentEventsStatement(batchSize: number): { sql: string; params: unknown[] } {
+  return { sql: UNSENT, params: [batchSize] };
+}
 
 export interface Relay {
   /** Ask for a pass now (after a commit that wrote events). */
@@ -152,7 +161,8 @@ export function startRelay(deps: {
     const em = orm.em.fork();
     let wrote = false;
     const sentCount = await em.transactional(async (tx) => {
-      const rows = await boundQuery<RelayedEvent>(tx, UNSENT, [batchSize], { prepared: true });
+      const { sql, params } = unsentEventsStatement(batchSize);
+      const rows = await boundQuery<RelayedEvent>(tx, sql, params, { prepared: true });
       if (rows.length === 0) return 0;
       const results = await Promise.allSettled(
         rows.map((r) =>

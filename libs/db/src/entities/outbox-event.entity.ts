@@ -21,7 +21,7 @@ export const OutboxEventSchema = new EntitySchema<OutboxEvent>({
     {
       name: 'outbox_unpublished_idx',
       expression:
-        'create index outbox_unpublished_idx on outbox_events (created_at) where published_at is null',
+        'create index outbox_unpublished_idx on outbox_events (created_at, id) where published_at is null',
     },
   ],
   properties: {

@@ -13,6 +13,7 @@ import { Migration20261127002000_idempotency_keys } from './Migration20261127002
 import { Migration20261127006000_course_completion } from './Migration20261127006000_course_completion.js';
 import { Migration20261128120000_media_job_failed } from './Migration20261128120000_media_job_failed.js';
 import { Migration20261129000100_webhook_leases_idx } from './Migration20261129000100_webhook_leases_idx.js';
+import { Migration20261130000100_outbox_unpublished_order } from './Migration20261130000100_outbox_unpublished_order.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -50,4 +51,8 @@ export const migrationsList: MigrationObject[] = [
   },
   { name: 'Migration20261128120000_media_job_failed', class: Migration20261128120000_media_job_failed },
   { name: 'Migration20261129000100_webhook_leases_idx', class: Migration20261129000100_webhook_leases_idx },
+  {
+    name: 'Migration20261130000100_outbox_unpublished_order',
+    class: Migration20261130000100_outbox_unpublished_order,
+  },
 ];

@@ -7,6 +7,7 @@ import {
   claimDue,
   claimDueStatement,
   fanOutEvents,
+  recordAttemptsStatement,
   releaseClaimsStatement,
   renewClaimsStatement,
   recordAttempts,
@@ -26,6 +27,21 @@ interface PlanNode {
 }
 
 const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+
+/** The record of a successful attempt of `cmd`. */
+const delivered = (cmd: ClaimedDelivery): AttemptRecord => ({
+  cmd,
+  startedAt: new Date(),
+  outcome: { status: 'delivered' },
+  result: {
+    statusCode: 200,
+    error: null,
+    durationMs: 1,
+    responseBody: '',
+    retryAfterSec: null,
+    outcome: 'delivered',
+  },
+});
 
 /**
  * The claim runs hundreds of times in a burst, while every lease and every outcome leaves a dead version of its
@@ -88,19 +104,6 @@ describe('webhooks: claims after a burst', function () {
         }) as EventEnvelope,
     );
     for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
-    const delivered = (cmd: ClaimedDelivery): AttemptRecord => ({
-      cmd,
-      startedAt: new Date(),
-      outcome: { status: 'delivered' },
-      result: {
-        statusCode: 200,
-        error: null,
-        durationMs: 1,
-        responseBody: '',
-        retryAfterSec: null,
-        outcome: 'delivered',
-      },
-    });
     // A burst: each claim leases up to 128 rows and all but one are delivered, so 20 leases stay live and ~2,500
     // dead lease entries pile up in the index (the table is far too young for autovacuum).
     for (let round = 0; round < 20; round++) {
@@ -144,7 +147,8 @@ describe('webhooks: claims after a burst', function () {
         }) as EventEnvelope,
     );
     for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
-    const claims = (await claimDue(rt.orm.em.fork(), limits)).map((c) => ({
+    const claimed = await claimDue(rt.orm.em.fork(), limits);
+    const claims = claimed.map((c) => ({
       deliveryId: c.deliveryId,
       claim: c.claim,
       attempt: c.attempt,
@@ -164,6 +168,7 @@ describe('webhooks: claims after a burst', function () {
       claim: claimDueStatement(limits),
       renew: renewClaimsStatement(claims, 10),
       release: releaseClaimsStatement(claims),
+      record: recordAttemptsStatement(claimed.map(delivered)),
     };
     for (const [name, statement] of Object.entries(statements)) {
       const nodes = await planOf(statement);

@@ -18,6 +18,7 @@ import { boundQuery } from '@lectern/db';
 import type { Bus } from '@lectern/bus';
 import type { Logger } from '@lectern/log';
 import { startPoller } from '@lectern/poller';
+import { BY_KEY, STILL_PENDING } from './plan-guards.js';
 
 export interface ClaimLimits {
   /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */
@@ -68,23 +69,6 @@ interface ClaimedRow {
   payload: string;
   url: string;
 }
-
-/**
- * "The row is still pending", in the statements that find their rows by primary key. Written so that it is not
- * the partial indexes' predicate (`where status = 'pending'`): with that predicate in the query the planner may
- * scan a partial index whole and filter the ids instead of looking them up, and it does so whenever the table's
- * statistics were taken while few rows were pending (an ANALYZE in a quiet moment: the index then "holds one
- * row"). In the next burst that scan reads every pending row on every claim, renewal and release (a claim of 128
- * rows took 17 ms instead of 2-5, measured on the bench after a VACUUM ANALYZE). `webhooks-claims` checks the plans.
- */
-const STILL_PENDING = `(d.status || '') = 'pending'`;
-
-/**
- * The rows of a `v(id, …)` list, looked up by primary key. Without it the planner, taking the same statistics at
- * their word ("no row is leased"), may scan the whole table once and join the list in memory (one row expected),
- * and then compare every leased row with every listed one.
- */
-const BY_KEY = `d.id = any (array(select id from v))`;
 
 /** The claim's statement and its parameters (also read by the plan checks of the tests). */
 export function claimDueStatement(limits: ClaimLimits): { sql: string; params: unknown[] } {

@@ -11,6 +11,7 @@ import {
   recordJob,
   runJobWorkerOf,
   submitJobOf,
+  sweepDueStatement,
   sweepJobs,
   type JobRecord,
   type JobWorkerHandle,
@@ -313,5 +314,52 @@ describe('jobs: asynchronous jobs, redelivery and the sweeper (libs/jobs)', func
     const done = await ended(lost.id, 'completed');
     expect(done.attempts).to.equal(1);
     expect(done.result).to.deep.equal({ label: 'lost', attempt: 1 });
+  });
+  /**
+   * Every process runs a sweeper pass every few seconds. Finished jobs are never due again, so a pass must not read
+   * them: its index holds the open jobs only (it held every job ever submitted, and with nothing due a pass read
+   * them all).
+   */
+  it('a sweeper pass reads the open jobs only, however many have finished', async () => {
+    const em = rt.orm.em.fork();
+    await boundQuery(
+      em,
+      `insert into jobs (id, workspace_id, kind, status, input, attempts, max_attempts, deadline_at, created_at,
+                         updated_at, completed_at)
+       select 'job_finished_' || i, ?, 'test.async', case when i % 2 = 0 then 'completed' else 'failed' end,
+              '{}'::jsonb, 1, 3, now() - interval '1 hour', now() - interval '2 hours', now(), now()
+         from generate_series(1, 5000) i`,
+      [ws.id],
+    );
+    await boundQuery(em, 'vacuum (analyze) jobs', []);
+    interface Node {
+      'Node Type': string;
+      'Relation Name'?: string;
+      'Actual Rows'?: number;
+      'Rows Removed by Filter'?: number;
+      Plans?: Node[];
+    }
+    const nodesOf = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+    const { sql, params } = sweepDueStatement(100);
+    let nodes: Node[] = [];
+    await rt.orm.em
+      .fork()
+      .transactional(async (tx) => {
+        const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: Node }] }>(
+          tx,
+          `explain (analyze, format json) ${sql}`,
+          params,
+        );
+        nodes = nodesOf(row['QUERY PLAN'][0].Plan);
+        throw new Error('rollback');
+      })
+      .catch((err: Error) => {
+        if (err.message !== 'rollback') throw err;
+      });
+    const read = nodes
+      .filter((n) => n['Relation Name'] === 'jobs')
+      .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0), 0);
+    expect(read, `rows of jobs read by one pass: ${read}`).to.be.lessThan(100);
+    await boundQuery(em, "delete from jobs where id like 'job_finished_%'", []);
   });
 });

@@ -55,6 +55,7 @@ export {
 } from './submit-job.js';
 export {
   startJobSweeper,
+  sweepDueStatement,
   sweepJobs,
   SWEEPER_DEFAULTS,
   type JobSweeper,

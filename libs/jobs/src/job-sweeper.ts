@@ -84,20 +84,28 @@ export interface SweepOutcome {
  * gets its done notice. Republishing bumps `updated_at` under the same kind of lock, so a job is published again
  * once per `republishAfterMs` whatever the number of sweepers.
  */
-export async function sweepJobs(deps: JobSweeperDeps, opts: JobSweeperOptions = {}): Promise<SweepOutcome> {
-  const batch = opts.batch ?? SWEEPER_DEFAULTS.batch;
-  const republishAfterMs = opts.republishAfterMs ?? SWEEPER_DEFAULTS.republishAfterMs;
-  const em = deps.orm.em.fork();
-  const failed = await boundQuery<{ id: string; kind: string }>(
-    em,
-    `update jobs j set ${ENDING}
+/**
+ * The sweeper's statement that ends due jobs, a batch at a time (also read by the plan check of the tests): it
+ * reads `jobs_deadline_idx`, which holds the open jobs only, in deadline order.
+ */
+export function sweepDueStatement(batch: number): { sql: string; params: unknown[] } {
+  return {
+    sql: `update jobs j set ${ENDING}
        from (select id from jobs
               where deadline_at is not null and ${DUE}
               order by deadline_at limit ? for update skip locked) due
       where j.id = due.id and j.status in ('queued', 'processing')
      returning j.id, j.kind`,
-    [batch],
-  );
+    params: [batch],
+  };
+}
+
+export async function sweepJobs(deps: JobSweeperDeps, opts: JobSweeperOptions = {}): Promise<SweepOutcome> {
+  const batch = opts.batch ?? SWEEPER_DEFAULTS.batch;
+  const republishAfterMs = opts.republishAfterMs ?? SWEEPER_DEFAULTS.republishAfterMs;
+  const em = deps.orm.em.fork();
+  const { sql, params } = sweepDueStatement(batch);
+  const failed = await boundQuery<{ id: string; kind: string }>(em, sql, params);
   for (const job of failed) {
     deps.log.warn({ jobId: job.id, kind: job.kind }, 'job swept: past its deadline or out of attempts');
     notifyJobDone(deps.bus, job.id);

@@ -34,7 +34,8 @@ export const JobSchema = new EntitySchema<Job>({
     },
     {
       name: 'jobs_deadline_idx',
-      expression: 'create index jobs_deadline_idx on jobs (deadline_at) where deadline_at is not null',
+      expression:
+        "create index jobs_deadline_idx on jobs (deadline_at) where deadline_at is not null and status = any (array['queued', 'processing'])",
     },
   ],
   properties: {

@@ -352,7 +352,7 @@ async function startProfile() {
  * (every delivery leaves two in the claim's index until a vacuum; the durable loops alone leave ~40,000 in front
  * of the pipeline's endpoints, and the claim's scans read past them on every claim), and with the statistics of a
  * quiet moment (nothing pending, nothing unsent), under which two plans of the path had gone bad (see the claim's
- * `STILL_PENDING` and the outbox's `outbox_unpublished_idx`): every run now measures that case too.
+ * `STILL_PENDING` and the outbox's `outbox_unsent_order_idx`): every run now measures that case too.
  */
 async function vacuumTables(rt: TestRuntime): Promise<void> {
   await boundQuery(

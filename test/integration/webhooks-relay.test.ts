@@ -143,7 +143,7 @@ describe('webhooks: the relay fans out what it publishes', function () {
     const nodes = nodesOf(row['QUERY PLAN'][0].Plan);
     expect(nodes.map((n) => n['Node Type'])).to.not.include('Sort');
     expect(nodes.map((n) => n['Node Type'])).to.not.include('Incremental Sort');
-    expect(nodes.some((n) => n['Index Name'] === 'outbox_unpublished_idx')).to.equal(true);
+    expect(nodes.some((n) => n['Index Name'] === 'outbox_unsent_order_idx')).to.equal(true);
     await boundQuery(em, "delete from outbox_events where id like 'evt_backlog_%'", []);
   });
 });

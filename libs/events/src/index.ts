@@ -111,7 +111,7 @@ export interface RelayFanOut {
 }
 
 /**
- * The oldest unsent rows, locked: `outbox_unpublished_idx` holds exactly this order, so a batch reads its rows and
+ * The oldest unsent rows, locked: `outbox_unsent_order_idx` holds exactly this order, so a batch reads its rows and
  * stops, whatever the statistics say about how many are waiting (see its migration).
  */
 const UNSENT = `select id, type, workspace_id as "workspaceId", created_at::text as "createdAt",

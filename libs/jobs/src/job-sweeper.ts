@@ -86,7 +86,7 @@ export interface SweepOutcome {
  */
 /**
  * The sweeper's statement that ends due jobs, a batch at a time (also read by the plan check of the tests): it
- * reads `jobs_deadline_idx`, which holds the open jobs only, in deadline order.
+ * reads `jobs_open_deadline_idx`, which holds the open jobs only, in deadline order.
  */
 export function sweepDueStatement(batch: number): { sql: string; params: unknown[] } {
   return {

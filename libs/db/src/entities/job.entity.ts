@@ -33,9 +33,9 @@ export const JobSchema = new EntitySchema<Job>({
       expression: 'create index jobs_ws_kind_idx on jobs (workspace_id, kind, created_at desc)',
     },
     {
-      name: 'jobs_deadline_idx',
+      name: 'jobs_open_deadline_idx',
       expression:
-        "create index jobs_deadline_idx on jobs (deadline_at) where deadline_at is not null and status = any (array['queued', 'processing'])",
+        "create index jobs_open_deadline_idx on jobs (deadline_at) where deadline_at is not null and status = any (array['queued', 'processing'])",
     },
   ],
   properties: {

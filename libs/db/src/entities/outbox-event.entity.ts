@@ -19,9 +19,9 @@ export const OutboxEventSchema = new EntitySchema<OutboxEvent>({
   tableName: 'outbox_events',
   indexes: [
     {
-      name: 'outbox_unpublished_idx',
+      name: 'outbox_unsent_order_idx',
       expression:
-        'create index outbox_unpublished_idx on outbox_events (created_at, id) where published_at is null',
+        'create index outbox_unsent_order_idx on outbox_events (created_at, id) where published_at is null',
     },
   ],
   properties: {

@@ -313,6 +313,20 @@ describe('webhooks/deliverOnce', () => {
     expect(s.connections).to.equal(SOCKETS_PER_ORIGIN);
   });
 
+  it('a request still waiting for a connection when its deadline passes is never sent', async () => {
+    const s = track(await startServer((_req, res) => setTimeout(() => res.end('ok'), 400)));
+    // Every connection of the origin busy for 400 ms; one more request with a 150 ms deadline waits behind them.
+    const busy = Array.from({ length: SOCKETS_PER_ORIGIN }, () =>
+      deliverOnce({ url: s.origin, body, headers, allowPrivate: true }),
+    );
+    const late = await deliverOnce({ url: s.origin, body, headers, allowPrivate: true, timeoutMs: 150 });
+    expect(late).to.include({ outcome: 'retry', error: 'timeout after 150 ms', statusCode: null });
+    expect((await Promise.all(busy)).every((r) => r.outcome === 'delivered')).to.equal(true);
+    // A connection came free after the deadline: the timed-out request must not go out on it.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(s.received).to.have.length(SOCKETS_PER_ORIGIN);
+  });
+
   it('keeps the pinned lookup on pooled connections for a host name', async () => {
     const s = track(await startServer((_req, res) => res.end('ok')));
     let calls = 0;

@@ -19,6 +19,7 @@ import {
 import { waitFor } from '../support/http.js';
 import { envFor, REPO_ROOT } from '../support/spine.js';
 import { testJobKind } from '../support/async-jobs.js';
+import { planNodes } from '../support/plans.js';
 
 /** Asynchronous jobs (docs/jobs.md "Asynchronous jobs") on the real PostgreSQL and NATS. */
 describe('jobs: asynchronous jobs, redelivery and the sweeper (libs/jobs)', function () {
@@ -332,30 +333,7 @@ describe('jobs: asynchronous jobs, redelivery and the sweeper (libs/jobs)', func
       [ws.id],
     );
     await boundQuery(em, 'vacuum (analyze) jobs', []);
-    interface Node {
-      'Node Type': string;
-      'Relation Name'?: string;
-      'Actual Rows'?: number;
-      'Rows Removed by Filter'?: number;
-      Plans?: Node[];
-    }
-    const nodesOf = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
-    const { sql, params } = sweepDueStatement(100);
-    let nodes: Node[] = [];
-    await rt.orm.em
-      .fork()
-      .transactional(async (tx) => {
-        const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: Node }] }>(
-          tx,
-          `explain (analyze, format json) ${sql}`,
-          params,
-        );
-        nodes = nodesOf(row['QUERY PLAN'][0].Plan);
-        throw new Error('rollback');
-      })
-      .catch((err: Error) => {
-        if (err.message !== 'rollback') throw err;
-      });
+    const nodes = await planNodes(rt.orm.em.fork(), sweepDueStatement(100), { analyze: true });
     const read = nodes
       .filter((n) => n['Relation Name'] === 'jobs')
       .reduce((sum, n) => sum + (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0), 0);

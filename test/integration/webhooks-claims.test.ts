@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestRuntime, TestWorkspace } from '../support/context.js';
 import { CLAIM_LIMITS, endpointFixture } from '../support/webhooks.js';
+import { planNodes } from '../support/plans.js';
 import { boundQuery, newId } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
 import {
@@ -14,19 +15,6 @@ import {
   type AttemptRecord,
   type ClaimedDelivery,
 } from '@lectern/webhooks';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Index Cond'?: string;
-  Filter?: string;
-  'Relation Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
 
 /** The record of a successful attempt of `cmd`. */
 const delivered = (cmd: ClaimedDelivery): AttemptRecord => ({
@@ -66,23 +54,8 @@ describe('webhooks: claims after a burst', function () {
 
   /** The claim's plan, executed and rolled back: the lease count's index scan and the blocks it touched. */
   async function leaseCountScan(): Promise<{ node: string; blocks: number }> {
-    const { sql, params } = claimDueStatement(limits);
-    let plan: PlanNode | undefined;
-    await rt.orm.em
-      .fork()
-      .transactional(async (em) => {
-        const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-          em,
-          `explain (analyze, buffers, format json) ${sql}`,
-          params,
-        );
-        plan = row['QUERY PLAN'][0].Plan;
-        throw new Error('rollback');
-      })
-      .catch((err: Error) => {
-        if (err.message !== 'rollback') throw err;
-      });
-    const scans = nodesOf(plan!).filter((n) => n['Index Name'] === 'webhook_deliveries_leases_idx');
+    const nodes = await planNodes(rt.orm.em.fork(), claimDueStatement(limits), { analyze: true });
+    const scans = nodes.filter((n) => n['Index Name'] === 'webhook_deliveries_leases_idx');
     expect(scans, 'the lease count reads the per-endpoint lease index').to.have.length(1);
     const [scan] = scans;
     return {
@@ -156,14 +129,6 @@ describe('webhooks: claims after a burst', function () {
     expect(claims.length).to.be.greaterThan(50);
 
     const partial = ['webhook_deliveries_due_idx', 'webhook_deliveries_leases_idx'];
-    const planOf = async ({ sql, params }: { sql: string; params: unknown[] }) => {
-      const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-        rt.orm.em.fork(),
-        `explain (format json) ${sql}`,
-        params,
-      );
-      return nodesOf(row['QUERY PLAN'][0].Plan);
-    };
     const statements = {
       claim: claimDueStatement(limits),
       renew: renewClaimsStatement(claims, 10),
@@ -171,7 +136,7 @@ describe('webhooks: claims after a burst', function () {
       record: recordAttemptsStatement(claimed.map(delivered)),
     };
     for (const [name, statement] of Object.entries(statements)) {
-      const nodes = await planOf(statement);
+      const nodes = await planNodes(rt.orm.em.fork(), statement);
       const wholeScans = nodes.filter(
         (n) =>
           partial.includes(n['Index Name'] ?? '') &&

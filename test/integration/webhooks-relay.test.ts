@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestRuntime, TestWorkspace } from '../support/context.js';
 import { endpointFixture } from '../support/webhooks.js';
+import { planNodes } from '../support/plans.js';
 import { boundQuery } from '@lectern/db';
 import { recordEvent, startRelay, unsentEventsStatement, type RelayFanOut } from '@lectern/events';
 import { envelopeBody, relayFanOut } from '@lectern/webhooks';
@@ -128,19 +129,7 @@ describe('webhooks: the relay fans out what it publishes', function () {
        select 'evt_backlog_' || i, ?, 'identity.created', '{}'::jsonb, now() from generate_series(1, 3000) i`,
       [ws.id],
     );
-    const { sql, params } = unsentEventsStatement(500);
-    interface Node {
-      'Node Type': string;
-      'Index Name'?: string;
-      Plans?: Node[];
-    }
-    const nodesOf = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
-    const [row] = await boundQuery<{ 'QUERY PLAN': [{ Plan: Node }] }>(
-      em,
-      `explain (format json) ${sql}`,
-      params,
-    );
-    const nodes = nodesOf(row['QUERY PLAN'][0].Plan);
+    const nodes = await planNodes(em, unsentEventsStatement(500));
     expect(nodes.map((n) => n['Node Type'])).to.not.include('Sort');
     expect(nodes.map((n) => n['Node Type'])).to.not.include('Incremental Sort');
     expect(nodes.some((n) => n['Index Name'] === 'outbox_unsent_order_idx')).to.equal(true);

@@ -89,7 +89,8 @@ export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
   ],
   properties: {
     id: { ...text, primary: true },
-    workspaceId: { ...references('Workspace', 'workspace_id', 'cascade') },
+    // The endpoint's workspace; no foreign key of its own (the endpoint's cascades), see its migration.
+    workspaceId: { ...text, fieldName: 'workspace_id' },
     endpointId: { ...references('WebhookEndpoint', 'endpoint_id', 'cascade') },
     eventId: { ...text, fieldName: 'event_id' },
     eventType: { ...text, fieldName: 'event_type' },

@@ -15,6 +15,7 @@ import { Migration20261128120000_media_job_failed } from './Migration20261128120
 import { Migration20261129000100_webhook_leases_idx } from './Migration20261129000100_webhook_leases_idx.js';
 import { Migration20261130000100_outbox_unpublished_order } from './Migration20261130000100_outbox_unpublished_order.js';
 import { Migration20261130000200_jobs_open_deadline_idx } from './Migration20261130000200_jobs_open_deadline_idx.js';
+import { Migration20261201000100_deliveries_workspace_fk } from './Migration20261201000100_deliveries_workspace_fk.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -59,5 +60,9 @@ export const migrationsList: MigrationObject[] = [
   {
     name: 'Migration20261130000200_jobs_open_deadline_idx',
     class: Migration20261130000200_jobs_open_deadline_idx,
+  },
+  {
+    name: 'Migration20261201000100_deliveries_workspace_fk',
+    class: Migration20261201000100_deliveries_workspace_fk,
   },
 ];

@@ -109,16 +109,20 @@ describe('webhooks: batch statements', function () {
     expect(row).to.deep.equal({ status: 'pending', attempts: 1, locked_until: null, due: true });
   });
 
-  it('a delivery checks one foreign key, its endpoint, and still goes with its workspace', async () => {
-    // The endpoint's key deletes the endpoint's deliveries (and their attempts) with its workspace; a second key
-    // to the workspace cost each fan-out row a lookup and a share lock on the workspace's row.
-    const keys = await boundQuery<{ def: string }>(
+  it('rows check one foreign key, the endpoint, and a delivery and its attempts still go with their workspace', async () => {
+    // The endpoint's key deletes its deliveries with its workspace, and a trigger their attempts. A key from the
+    // delivery to the workspace, or from the attempt to the delivery, cost every row written a lookup and a share
+    // lock (see their migrations).
+    const keys = await boundQuery<{ rel: string; def: string }>(
       rt.orm.em.fork(),
-      `select pg_get_constraintdef(oid) as def from pg_constraint
-        where conrelid = 'webhook_deliveries'::regclass and contype = 'f'`,
+      `select conrelid::regclass::text as rel, pg_get_constraintdef(oid) as def from pg_constraint
+        where conrelid in ('webhook_deliveries'::regclass, 'webhook_attempts'::regclass) and contype = 'f'`,
     );
-    expect(keys.map((k) => k.def)).to.deep.equal([
-      'FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE',
+    expect(keys).to.deep.equal([
+      {
+        rel: 'webhook_deliveries',
+        def: 'FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE',
+      },
     ]);
 
     const other = await endpointFixture('webhook-batches-gone', ['course.completed']);
@@ -126,19 +130,18 @@ describe('webhooks: batch statements', function () {
       const env = { ...envelope({ n: 3 }), workspaceId: other.ws.id } as EventEnvelope;
       expect(await fanOutEvents(other.rt.orm.em.fork(), [env])).to.deep.equal([1]);
       const em = other.rt.orm.em.fork();
-      await boundQuery(
+      const [{ id }] = await boundQuery<{ id: string }>(
         em,
         `insert into webhook_attempts (delivery_id, attempt, status_code, duration_ms, started_at)
-         select id, 1, 500, 3, now() from webhook_deliveries where event_id = ?`,
+         select id, 1, 500, 3, now() from webhook_deliveries where event_id = ? returning delivery_id as id`,
         [env.id],
       );
       await boundQuery(em, 'delete from workspaces where id = ?', [other.ws.id]);
       const [left] = await boundQuery<{ deliveries: number; attempts: number }>(
         em,
-        `select (select count(*)::int from webhook_deliveries where workspace_id = ?) as deliveries,
-                (select count(*)::int from webhook_attempts a
-                   where not exists (select 1 from webhook_deliveries d where d.id = a.delivery_id)) as attempts`,
-        [other.ws.id],
+        `select (select count(*)::int from webhook_deliveries where id = ?) as deliveries,
+                (select count(*)::int from webhook_attempts where delivery_id = ?) as attempts`,
+        [id, id],
       );
       expect(left).to.deep.equal({ deliveries: 0, attempts: 0 });
     } finally {

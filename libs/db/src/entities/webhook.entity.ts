@@ -123,7 +123,9 @@ export const WebhookAttemptSchema = new EntitySchema<WebhookAttempt>({
   name: 'WebhookAttempt',
   tableName: 'webhook_attempts',
   properties: {
-    deliveryId: { ...references('WebhookDelivery', 'delivery_id', 'cascade'), primary: true },
+    // No foreign key: only the attempt record writes these rows, for the delivery it holds locked; a trigger
+    // deletes a delivery's attempts with it (see the migration that dropped the key).
+    deliveryId: { ...text, fieldName: 'delivery_id', primary: true },
     attempt: { type: 'integer', primary: true },
     statusCode: { type: 'integer', nullable: true, fieldName: 'status_code' },
     error: { ...text, nullable: true },

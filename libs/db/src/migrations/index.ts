@@ -16,6 +16,7 @@ import { Migration20261129000100_webhook_leases_idx } from './Migration202611290
 import { Migration20261130000100_outbox_unpublished_order } from './Migration20261130000100_outbox_unpublished_order.js';
 import { Migration20261130000200_jobs_open_deadline_idx } from './Migration20261130000200_jobs_open_deadline_idx.js';
 import { Migration20261201000100_deliveries_workspace_fk } from './Migration20261201000100_deliveries_workspace_fk.js';
+import { Migration20261201000200_attempts_without_fk_check } from './Migration20261201000200_attempts_without_fk_check.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -64,5 +65,9 @@ export const migrationsList: MigrationObject[] = [
   {
     name: 'Migration20261201000100_deliveries_workspace_fk',
     class: Migration20261201000100_deliveries_workspace_fk,
+  },
+  {
+    name: 'Migration20261201000200_attempts_without_fk_check',
+    class: Migration20261201000200_attempts_without_fk_check,
   },
 ];

@@ -7,6 +7,7 @@
  * Over IPC it tells the parent `{ ready: true, rssMiB, …its own fields }` once it runs; answers `'cpu'` with
  * `{ cpuMicros }` (its CPU so far, user + system) and `'rss'` with `{ maxRssMiB }` (its peak resident set so far);
  * on `'stop'` (or SIGTERM, or the parent going away) it sends `{ peakRssMiB, rssMiB }`, stops gracefully and exits.
+ * A child may serve calls of its own (`serveBench`'s `calls`): `{ call, op, args }` answered `{ reply, result }`.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,8 @@ export interface BenchChild<Ready> {
   maxRssMiB(): Promise<number>;
   /** Stops the child gracefully (SIGKILL after 20 s); its last report, or undefined when it had exited already. */
   stop(): Promise<StopReport | undefined>;
+  /** Calls one of the child's own operations (`serveBench`'s `calls`) and resolves with its result. */
+  call<T>(op: string, args?: unknown): Promise<T>;
 }
 
 /**
@@ -68,8 +71,20 @@ export async function spawnBenchChild<Ready = Record<string, unknown>>(
     child.send(question);
     return (await answer)[key];
   };
+  let calls = 0;
   return {
     ready,
+    call: <T>(op: string, args?: unknown) =>
+      new Promise<T>((resolve) => {
+        const id = ++calls;
+        const on = (m: unknown) => {
+          if (!m || typeof m !== 'object' || (m as { reply?: unknown }).reply !== id) return;
+          child.off('message', on);
+          resolve((m as { result: T }).result);
+        };
+        child.on('message', on);
+        child.send({ call: id, op, args });
+      }),
     cpuMicros: () => ask<number>('cpu', 'cpuMicros'),
     maxRssMiB: () => ask<number>('rss', 'maxRssMiB'),
     async stop() {
@@ -99,8 +114,15 @@ export function benchChildEnv(who: string): Record<string, string> {
   );
 }
 
-/** In the child, once it runs: answers the parent (see above) and tells it `ready` (with `fields`). */
-export function serveBench(stop: () => Promise<void>, fields: Record<string, unknown> = {}): void {
+/**
+ * In the child, once it runs: answers the parent (see above) and tells it `ready` (with `fields`); `calls` are its
+ * own operations, by name.
+ */
+export function serveBench(
+  stop: () => Promise<void>,
+  fields: Record<string, unknown> = {},
+  calls: Record<string, (args: never) => unknown> = {},
+): void {
   const send = (m: unknown) => process.send?.(m);
   let stopping: Promise<void> | undefined;
   const stopOnce = () =>
@@ -113,6 +135,11 @@ export function serveBench(stop: () => Promise<void>, fields: Record<string, unk
       }
     })());
   process.on('message', (m) => {
+    if (m && typeof m === 'object' && 'call' in m) {
+      const { call, op, args } = m as { call: number; op: string; args: never };
+      void Promise.resolve(calls[op](args)).then((result) => send({ reply: call, result }));
+      return;
+    }
     if (m === 'stop') void stopOnce();
     if (m === 'rss') send({ maxRssMiB: peakRssMiB() });
     if (m === 'cpu') {

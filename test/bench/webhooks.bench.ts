@@ -1,8 +1,8 @@
 import { spawnBenchChild, type BenchChild } from './bench-child.js';
+import { childReceiver, epochNow, localReceiver, type Receiver } from './webhook-sink.js';
 import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import {
   makeWorkspace,
@@ -91,35 +91,17 @@ function stats(latencies: number[], firstStart: number, lastReceipt: number) {
   };
 }
 
-/** Loopback receiver: answers 200 at once (or never, for `hang`), timing each X-Service-Delivery. */
-class Sink {
-  readonly seen = new Map<string, number>();
-  private server: http.Server;
-  port = 0;
-  constructor(hang = false) {
-    this.server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const id = String(req.headers['x-service-delivery'] ?? req.headers['x-bench-id'] ?? '');
-        if (!this.seen.has(id)) this.seen.set(id, performance.now());
-        if (!hang) res.end('ok');
-      });
-    });
-    this.server.keepAliveTimeout = 30_000;
-  }
-  async start(): Promise<this> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-  url(): string {
-    return `http://${ENDPOINT_HOST}:${this.port}/hook`;
-  }
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-}
+/**
+ * Where the receivers run: `process` (default), a process of their own (webhook-receiver-child.ts), as a
+ * subscriber's server would be; `inprocess`, in the bench's process, which until the fifth round of issue 24 they
+ * always were (there they share one thread with the producer and the relay, whose work holds up their receipts).
+ */
+const RECEIVER = process.env.BENCH_WEBHOOK_RECEIVER ?? 'process';
+
+const urlOf = (r: Receiver): string => `http://${ENDPOINT_HOST}:${r.port}/hook`;
+
+/** The receivers' process when RECEIVER is `process` (started by `run`). */
+let receiverChild: BenchChild<unknown> | undefined;
 
 function payload(i: number): EventPayload<'course.completed'> {
   return {
@@ -162,11 +144,11 @@ async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: n
   const committed = new Map<string, number>();
   const batch = pace ? Math.max(1, Math.round(pace / 50)) : INSERT_BATCH;
   const em = rt.orm.em.fork();
-  const t0 = performance.now();
+  const t0 = epochNow();
   for (let i = 0; i < count; i += batch) {
     if (pace) {
       const due = t0 + (i / pace) * 1000;
-      const wait = due - performance.now();
+      const wait = due - epochNow();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
     const slice = rows.slice(i, i + batch);
@@ -176,7 +158,7 @@ async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: n
        select v.id, ?, 'course.completed', v.data::jsonb, now() from unnest(?::text[], ?::text[]) as v(id, data)`,
       [wsId, slice.map((r) => r.id), slice.map((r) => r.data)],
     );
-    const at = performance.now();
+    const at = epochNow();
     for (const r of slice) committed.set(r.id, at);
     relay.kick();
   }
@@ -184,7 +166,7 @@ async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: n
 }
 
 /** BENCH_WEBHOOK_TRACE=1: prints, every 250 ms, how far each stage of the pipeline has got (diagnostics). */
-function startTrace(rt: TestRuntime, wsId: string, sink: Sink) {
+function startTrace(rt: TestRuntime, wsId: string, sink: Receiver) {
   const t0 = performance.now();
   let stopped = false;
   const lag = monitorEventLoopDelay({ resolution: 5 });
@@ -201,7 +183,7 @@ function startTrace(rt: TestRuntime, wsId: string, sink: Sink) {
       );
       console.log(
         `trace ${Math.round(performance.now() - t0)} ms: written ${row.written} published ${row.published}` +
-          ` fanned ${row.fanned} received ${sink.seen.size} recorded ${row.recorded}` +
+          ` fanned ${row.fanned} received ${await sink.count()} recorded ${row.recorded}` +
           ` loop delay p50/max ${round(lag.percentile(50) / 1e6)}/${round(lag.max / 1e6)} ms`,
       );
       lag.reset();
@@ -238,16 +220,19 @@ async function cpuMeter(child?: BenchChild<unknown>) {
   const t0 = performance.now();
   const self0 = process.cpuUsage();
   const child0 = (await child?.cpuMicros()) ?? 0;
+  const receiver0 = (await receiverChild?.cpuMicros()) ?? 0;
   const m0 = machineCpu();
   return async () => {
     const wall = performance.now() - t0;
     const self = process.cpuUsage(self0);
     const child1 = (await child?.cpuMicros()) ?? 0;
+    const receiver1 = (await receiverChild?.cpuMicros()) ?? 0;
     const m1 = machineCpu();
     const cores = (ms: number) => round(ms / wall, 2);
     return {
       benchProcessCores: cores((self.user + self.system) / 1000),
       ...(child ? { workerProcessCores: cores((child1 - child0) / 1000) } : {}),
+      ...(receiverChild ? { receiverProcessCores: cores((receiver1 - receiver0) / 1000) } : {}),
       ...(m0 && m1
         ? { machineBusyCores: cores(((m1.busy - m0.busy) / (m1.total - m0.total)) * wall * os.cpus().length) }
         : {}),
@@ -297,8 +282,8 @@ async function postgresPids(rt: TestRuntime): Promise<number[]> {
 }
 
 /**
- * CPU time per delivery of each process on the path (ms per 1,000 deliveries): this process (producer, relay,
- * receiver, or the baseline loop), the worker child, PostgreSQL (the run's backends and the background processes;
+ * CPU time per delivery of each process on the path (ms per 1,000 deliveries): this process (producer and relay,
+ * or the baseline loop; and the receiver when it runs here), the worker child, the receiver child, PostgreSQL (the run's backends and the background processes;
  * a backend that ends during the run loses its share) and nats-server (shared with everything else on the machine).
  */
 async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
@@ -311,7 +296,8 @@ async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
     const nats = pidsNamed('nats-server').reduce((a, pid) => a + (procCpuMs(pid) ?? 0), 0);
     const self = process.cpuUsage();
     const worker = ((await child?.cpuMicros()) ?? 0) / 1000;
-    return { pg, nats, self: (self.user + self.system) / 1000, worker };
+    const receiver = ((await receiverChild?.cpuMicros()) ?? 0) / 1000;
+    return { pg, nats, self: (self.user + self.system) / 1000, worker, receiver };
   };
   const s0 = await snapshot();
   return async (deliveries: number) => {
@@ -322,6 +308,7 @@ async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
     return {
       benchProcess: per1000(s1.self - s0.self),
       ...(child ? { worker: per1000(s1.worker - s0.worker) } : {}),
+      ...(receiverChild ? { receiver: per1000(s1.receiver - s0.receiver) } : {}),
       postgres: per1000(pg),
       nats: per1000(s1.nats - s0.nats),
     };
@@ -366,7 +353,7 @@ async function pipelineRun(
   rt: TestRuntime,
   relay: Relay,
   ws: TestWorkspace,
-  sink: Sink,
+  sink: Receiver,
   count: number,
   pace?: number,
   child?: BenchChild<unknown>,
@@ -377,18 +364,25 @@ async function pipelineRun(
   const trace = process.env.BENCH_WEBHOOK_TRACE ? startTrace(rt, ws.id, sink) : undefined;
   const prof = process.env.BENCH_WEBHOOK_CPUPROF && !pace ? await startProfile() : undefined;
   const committed = await writeEvents(rt, relay, ws.id, count, pace);
-  await waitFor(() => [...committed.keys()].every((id) => sink.seen.has(id)), {
+  // Each run has a receiver of its own, so it has seen them all once it has seen as many.
+  await waitFor(async () => (await sink.count()) >= count, {
     timeoutMs: 600_000,
     intervalMs: 50,
     what: `${count} deliveries`,
   });
+  const seen = await sink.times();
   const cpuUse = await cpu?.();
   const cpuMsPer1000Deliveries = await perProcess?.(count);
   await trace?.stop();
   await prof?.stop(`${process.env.BENCH_WEBHOOK_CPUPROF}.${++profiles}.cpuprofile`);
-  const latencies = [...committed].map(([id, at]) => sink.seen.get(id)! - at);
+  const receipt = (id: string): number => {
+    const at = seen.get(id);
+    if (at === undefined) throw new Error(`event ${id} was never received`);
+    return at;
+  };
+  const latencies = [...committed].map(([id, at]) => receipt(id) - at);
   const first = Math.min(...committed.values());
-  const last = Math.max(...[...committed.keys()].map((id) => sink.seen.get(id)!));
+  const last = Math.max(...[...committed.keys()].map(receipt));
   return {
     ...stats(latencies, first, last),
     ...(cpuUse ? { cpu: cpuUse } : {}),
@@ -568,9 +562,9 @@ export async function run(): Promise<Record<string, unknown>> {
   const workerOptions: WebhookWorkerOptions = {};
   let worker: { stop(): Promise<void> } | undefined;
   let child: BenchChild<unknown> | undefined;
-  const sinks: Sink[] = [];
+  const sinks: Receiver[] = [];
   const sink = async (hang = false) => {
-    const s = await new Sink(hang).start();
+    const s = receiverChild ? await childReceiver(receiverChild, hang) : await localReceiver(hang);
     sinks.push(s);
     return s;
   };
@@ -584,13 +578,13 @@ export async function run(): Promise<Record<string, unknown>> {
   /** A burst to one healthy endpoint. */
   const cleanRun = async () => {
     const s = await sink();
-    return pipelineRun(producer, relay, await workspaceWith([s.url()]), s, EVENTS, undefined, child);
+    return pipelineRun(producer, relay, await workspaceWith([urlOf(s)]), s, EVENTS, undefined, child);
   };
   /** A burst to a healthy endpoint with a never-answering one beside it; the dead one is removed afterwards. */
   const deadRun = async (clean: { perSec: number }) => {
     const healthy = await sink();
     const dead = await sink(true);
-    const deadWs = await workspaceWith([healthy.url(), dead.url()]);
+    const deadWs = await workspaceWith([urlOf(healthy), urlOf(dead)]);
     const withDead = await pipelineRun(producer, relay, deadWs, healthy, EVENTS, undefined, child);
     const [deadProgress] = await boundQuery<{ attempted: string; waiting: string }>(
       producer.orm.em.fork(),
@@ -598,7 +592,7 @@ export async function run(): Promise<Record<string, unknown>> {
               count(*) filter (where d.attempts = 0 and (d.locked_until is null or d.locked_until <= now())) as waiting
          from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
         where e.workspace_id = ? and e.url = ?`,
-      [deadWs.id, dead.url()],
+      [deadWs.id, urlOf(dead)],
     );
     // Stop the dead endpoint's traffic before the next runs.
     await boundQuery(producer.orm.em.fork(), 'delete from webhook_endpoints where workspace_id = ?', [
@@ -613,10 +607,11 @@ export async function run(): Promise<Record<string, unknown>> {
   };
   const pacedRun = async () => {
     const s = await sink();
-    return pipelineRun(producer, relay, await workspaceWith([s.url()]), s, PACED, RATE);
+    return pipelineRun(producer, relay, await workspaceWith([urlOf(s)]), s, PACED, RATE);
   };
 
   try {
+    if (RECEIVER === 'process') receiverChild = await spawnBenchChild('webhook-receiver-child.ts', {});
     const bodies = Array.from({ length: EVENTS }, (_, i) =>
       JSON.stringify({
         id: `evt_bare_${i}`,
@@ -628,11 +623,11 @@ export async function run(): Promise<Record<string, unknown>> {
     );
 
     // The bare loop first (after a short warm-up), with nothing else running.
-    await bareRun((await sink()).url(), bodies.slice(0, 1000));
+    await bareRun(urlOf(await sink()), bodies.slice(0, 1000));
     const bareSink = await sink();
     const bareCpu = await processCpuMeter(producer);
     const bare = {
-      ...(await bareRun(bareSink.url(), bodies)),
+      ...(await bareRun(urlOf(bareSink), bodies)),
       cpuMsPer1000Deliveries: await bareCpu(EVENTS),
     };
 
@@ -643,14 +638,14 @@ export async function run(): Promise<Record<string, unknown>> {
       const ws = await makeWorkspace(em, 'scale', 'Webhook bench (durable loop)');
       const created = await createEndpoint(em, policy, ws.id, {
         name: 'bench',
-        url: s.url(),
+        url: urlOf(s),
         eventTypes: ['course.completed'],
       });
       return {
         workspaceId: ws.id,
         endpointId: created.endpoint.id,
         secret: created.signingSecret,
-        url: s.url(),
+        url: urlOf(s),
       };
     };
     const durableBodies = bodies.map((body, i) => ({ id: `evt_durable_${i}`, body }));
@@ -687,12 +682,12 @@ export async function run(): Promise<Record<string, unknown>> {
       // singleProcess: producer, relay, worker and receiver on one Node thread. Warm-up first (JIT, pools).
       worker = await startWebhookWorker(workerRt, workerOptions);
       const warm = await sink();
-      await pipelineRun(producer, relay, await workspaceWith([warm.url()]), warm, 300);
+      await pipelineRun(producer, relay, await workspaceWith([urlOf(warm)]), warm, 300);
       const spClean = await cleanRun();
       const spDead = await deadRun(spClean);
       const spPaced = await pacedRun();
       const pacedBareSink = await sink();
-      const pacedBare = await bareRun(pacedBareSink.url(), bodies.slice(0, PACED), RATE);
+      const pacedBare = await bareRun(urlOf(pacedBareSink), bodies.slice(0, PACED), RATE);
       results.singleProcess = {
         clean: spClean,
         cleanVsBare: { throughputRatio: round(spClean.perSec / bare.perSec, 2) },
@@ -708,10 +703,10 @@ export async function run(): Promise<Record<string, unknown>> {
       worker = undefined;
       child = await spawnWorker(workerRt.cfg);
       const warm2 = await sink();
-      await pipelineRun(producer, relay, await workspaceWith([warm2.url()]), warm2, 300);
+      await pipelineRun(producer, relay, await workspaceWith([urlOf(warm2)]), warm2, 300);
       const psClean = await cleanRun();
       const bareAgainSink = await sink();
-      const bareAgain = await bareRun(bareAgainSink.url(), bodies);
+      const bareAgain = await bareRun(urlOf(bareAgainSink), bodies);
       const psDead = await deadRun(psClean);
       const psPaced = await pacedRun();
 
@@ -732,6 +727,8 @@ export async function run(): Promise<Record<string, unknown>> {
     await child?.stop();
     await relay.stop();
     await Promise.all(sinks.map((s) => s.close()));
+    await receiverChild?.stop();
+    receiverChild = undefined;
     await closeRuntime(workerRt, { keepStorage: true });
     await closeRuntime(producer, { keepStorage: true });
   }

@@ -256,6 +256,8 @@ export function startDispatcher(deps: {
   limits: ClaimLimits;
   /** Poll for rows that became due (retries) at this interval. */
   pollMs: number;
+  /** The least time between the end of a pass and a pass started by a kick (`startPoller`'s `kickGapMs`). */
+  kickGapMs?: number;
   /** Free local slots: rows this worker can take now. */
   room(): number;
   /** Takes the claimed rows (starts their attempts), leased at `leasedAt` (performance.now()); must not throw. */
@@ -281,6 +283,7 @@ export function startDispatcher(deps: {
       return want > 0 && n >= want && deps.room() > 0;
     },
     intervalMs: deps.pollMs,
+    kickGapMs: deps.kickGapMs,
     onError: (err) => log.warn({ err }, 'webhook dispatcher pass failed; will retry'),
   });
   return {

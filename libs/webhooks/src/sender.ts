@@ -20,7 +20,7 @@ import type { Logger } from '@lectern/log';
 import { signatureHeaders } from './signature.js';
 import { deliverOnce, type DeliveryResult } from './deliver.js';
 import { Batcher } from '@lectern/db';
-import { GROUP_COMMIT } from './group-commit.js';
+import { GROUP_COMMIT, RECORD_GROUP_COMMIT } from './group-commit.js';
 import { releaseClaims, renewClaims, type ClaimedDelivery } from './dispatcher.js';
 import type { HostResolver } from '@lectern/outbound';
 import { SigningSecrets } from './signing-secrets.js';
@@ -92,7 +92,7 @@ export function createSender(deps: SenderDeps): Sender {
       deps.log.warn({ err }, 'webhook endpoint health not updated');
     }
     return recorded.written;
-  }, GROUP_COMMIT);
+  }, RECORD_GROUP_COMMIT);
   const held = new Set<Held>();
   const running = new Set<Promise<void>>();
 

@@ -137,7 +137,9 @@ export function serveBench(
   process.on('message', (m) => {
     if (m && typeof m === 'object' && 'call' in m) {
       const { call, op, args } = m as { call: number; op: string; args: never };
-      void Promise.resolve(calls[op](args)).then((result) => send({ reply: call, result }));
+      const handler = calls[op];
+      if (!handler) throw new Error(`bench child: no call named ${op}`);
+      void Promise.resolve(handler(args)).then((result) => send({ reply: call, result }));
       return;
     }
     if (m === 'stop') void stopOnce();

@@ -283,8 +283,9 @@ async function postgresPids(rt: TestRuntime): Promise<number[]> {
 
 /**
  * CPU time per delivery of each process on the path (ms per 1,000 deliveries): this process (producer and relay,
- * or the baseline loop; and the receiver when it runs here), the worker child, the receiver child, PostgreSQL (the run's backends and the background processes;
- * a backend that ends during the run loses its share) and nats-server (shared with everything else on the machine).
+ * or the baseline loop; and the receiver when it runs here), the worker child, the receiver child, PostgreSQL (the
+ * run's backends and the background processes; a backend that ends during the run loses its share) and
+ * nats-server (shared with everything else on the machine).
  */
 async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
   const snapshot = async () => {

@@ -64,9 +64,10 @@ describe('webhooks: claims after a burst', function () {
     };
   }
 
-  it('counts only the live leases once a claim has passed the dead ones', async () => {
+  /** `count` new events to the endpoint, fanned out in batches of 500 as the relay writes them. */
+  async function fanOutBurst(count: number): Promise<void> {
     const envs = Array.from(
-      { length: 2600 },
+      { length: count },
       (_, i) =>
         ({
           id: newId('evt'),
@@ -77,6 +78,10 @@ describe('webhooks: claims after a burst', function () {
         }) as EventEnvelope,
     );
     for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
+  }
+
+  it('counts only the live leases once a claim has passed the dead ones', async () => {
+    await fanOutBurst(2600);
     // A burst: each claim leases up to 128 rows and all but one are delivered, so 20 leases stay live and ~2,500
     // dead lease entries pile up in the index (the table is far too young for autovacuum).
     for (let round = 0; round < 20; round++) {
@@ -108,18 +113,7 @@ describe('webhooks: claims after a burst', function () {
       [],
     );
     await boundQuery(rt.orm.em.fork(), 'vacuum (analyze) webhook_deliveries', []);
-    const envs = Array.from(
-      { length: 3000 },
-      (_, i) =>
-        ({
-          id: newId('evt'),
-          type: 'course.completed',
-          createdAt: new Date().toISOString(),
-          workspaceId: ws.id,
-          data: { i },
-        }) as EventEnvelope,
-    );
-    for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
+    await fanOutBurst(3000);
     const claimed = await claimDue(rt.orm.em.fork(), limits);
     const claims = claimed.map((c) => ({
       deliveryId: c.deliveryId,

@@ -62,9 +62,10 @@ export function recordAttemptsStatement(records: AttemptRecord[]): {
     }),
   );
   // The endpoint's failing_since rides along (read, not locked): the caller needs it only to tell whether the
-  // endpoint's health changed, which is rare, and writes that in a statement of its own. The update returns what the attempt row needs, so no step joins two row sets the planner guesses at one row
-  // each (they were compared every row with every row: 128 x 128 per batch). The insert runs to completion
-  // whether or not the final select reads it, and writes exactly the updated rows.
+  // endpoint's health changed, which is rare, and writes that in a statement of its own. The update returns what
+  // the attempt row needs, so no step joins two row sets the planner guesses at one row each (they were compared
+  // every row with every row: 128 x 128 per batch). The insert runs to completion whether or not the final select
+  // reads it, and writes exactly the updated rows.
   return {
     sql: `with v as (
        select * from json_to_recordset(?::json)

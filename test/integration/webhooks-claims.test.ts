@@ -2,11 +2,14 @@ import { expect } from 'chai';
 import type { TestRuntime, TestWorkspace } from '../support/context.js';
 import { CLAIM_LIMITS, endpointFixture } from '../support/webhooks.js';
 import { planNodes } from '../support/plans.js';
+import { Receiver } from '../support/webhook-receiver.js';
+import { parseEncryptionKey } from '@lectern/secrets';
 import { boundQuery, newId } from '@lectern/db';
 import type { EventEnvelope } from '@lectern/contracts';
 import {
   claimDue,
   claimDueStatement,
+  createSender,
   fanOutEvents,
   recordAttemptsStatement,
   releaseClaimsStatement,
@@ -30,6 +33,22 @@ const delivered = (cmd: ClaimedDelivery): AttemptRecord => ({
     outcome: 'delivered',
   },
 });
+
+/** `count` new events to the workspace's endpoints, fanned out in batches of 500 as the relay writes them. */
+async function fanOutBurstTo(rt: TestRuntime, workspaceId: string, count: number): Promise<void> {
+  const envs = Array.from(
+    { length: count },
+    (_, i) =>
+      ({
+        id: newId('evt'),
+        type: 'course.completed',
+        createdAt: new Date(Date.now() + 1000).toISOString(),
+        workspaceId,
+        data: { i },
+      }) as EventEnvelope,
+  );
+  for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
+}
 
 /**
  * The claim runs hundreds of times in a burst, while every lease and every outcome leaves a dead version of its
@@ -64,21 +83,7 @@ describe('webhooks: claims after a burst', function () {
     };
   }
 
-  /** `count` new events to the endpoint, fanned out in batches of 500 as the relay writes them. */
-  async function fanOutBurst(count: number): Promise<void> {
-    const envs = Array.from(
-      { length: count },
-      (_, i) =>
-        ({
-          id: newId('evt'),
-          type: 'course.completed',
-          createdAt: new Date(Date.now() + 1000).toISOString(),
-          workspaceId: ws.id,
-          data: { i },
-        }) as EventEnvelope,
-    );
-    for (let i = 0; i < envs.length; i += 500) await fanOutEvents(rt.orm.em.fork(), envs.slice(i, i + 500));
-  }
+  const fanOutBurst = (count: number) => fanOutBurstTo(rt, ws.id, count);
 
   it('counts only the live leases once a claim has passed the dead ones', async () => {
     await fanOutBurst(2600);
@@ -146,5 +151,73 @@ describe('webhooks: claims after a burst', function () {
       );
       expect(byKey, `${name}: looked up by primary key`).to.not.be.empty;
     }
+  });
+});
+
+/**
+ * A settled attempt asks the dispatcher for more rows only once its endpoint's queue in this worker runs short:
+ * while rows are waiting for a request slot, the endpoint's requests stay busy, and a claim then would take only the
+ * few leases freed since the last one (each claim paying its fixed work again).
+ */
+describe('webhooks: the sender asks for more rows only when an endpoint runs short', function () {
+  this.timeout(60_000);
+  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
+  let receiver: Receiver | undefined;
+
+  before(async () => {
+    fixture = await endpointFixture('webhook-refill', ['course.completed']);
+    receiver = await new Receiver().start();
+    await boundQuery(fixture.rt.orm.em.fork(), 'update webhook_endpoints set url = ? where id = ?', [
+      receiver.url(),
+      fixture.endpointId,
+    ]);
+  });
+  after(async () => {
+    await fixture?.close();
+    await receiver?.close();
+  });
+
+  it('kicks once fewer than refillBelow rows of the endpoint wait, not after every attempt', async () => {
+    const { rt, ws, endpointId } = fixture!;
+    await fanOutBurstTo(rt, ws.id, 60);
+    const claimed = await claimDue(rt.orm.em.fork(), CLAIM_LIMITS);
+    expect(claimed.map((c) => c.endpointId)).to.deep.equal(claimed.map(() => endpointId));
+    expect(claimed).to.have.length(60);
+
+    const waitingAtRefill: number[] = [];
+    const sender = createSender({
+      orm: rt.orm,
+      log: rt.log,
+      key: parseEncryptionKey(rt.cfg.WEBHOOK_SECRET_KEY!),
+      delays: [60],
+      allowPrivate: true,
+      timeoutMs: 5000,
+      perEndpoint: 4,
+      leaseSec: CLAIM_LIMITS.leaseSec,
+      slowAfterSec: CLAIM_LIMITS.slowAfterSec,
+      refillBelow: 8,
+      onRefill: (id) => waitingAtRefill.push(id === endpointId ? sender.waiting(id) : -1),
+    });
+    try {
+      const leasedAt = performance.now();
+      await Promise.all(claimed.map((row) => sender.take(row, leasedAt)));
+    } finally {
+      await sender.stop();
+    }
+
+    expect(receiver!.receipts).to.have.length(60);
+    const [{ delivered }] = await boundQuery<{ delivered: string }>(
+      rt.orm.em.fork(),
+      `select count(*) filter (where status = 'delivered') as delivered from webhook_deliveries where endpoint_id = ?`,
+      [endpointId],
+    );
+    expect(Number(delivered)).to.equal(60);
+    // Asked for more only with fewer than 8 waiting (the last rows), and asked at least then.
+    expect(
+      waitingAtRefill.every((n) => n >= 0 && n < 8),
+      String(waitingAtRefill),
+    ).to.equal(true);
+    expect(waitingAtRefill.length).to.be.within(1, 40);
+    expect(sender.waiting(endpointId)).to.equal(0);
   });
 });

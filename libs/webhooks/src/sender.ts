@@ -51,8 +51,14 @@ export interface SenderDeps {
   leaseSec: number;
   /** The claim's "slow endpoint" age (seconds): renewed leases of waiting rows are made to read older than it. */
   slowAfterSec: number;
-  /** Called after every attempt (a slot freed up: the dispatcher may claim more). */
-  onSettled?: () => void;
+  /**
+   * Called when an attempt settles and its endpoint has fewer than `refillBelow` claimed rows left waiting for a
+   * request slot here: the dispatcher may claim more. While more are waiting, the endpoint's requests stay busy
+   * from what this process holds, and a claim would take only the few leases freed since the last one.
+   */
+  onRefill?: (endpointId: string) => void;
+  /** See `onRefill`. Default: called after every attempt. */
+  refillBelow?: number;
   /** Called with each attempt's result as it comes in (metrics). */
   onAttempt?: (result: DeliveryResult) => void;
 }
@@ -62,6 +68,8 @@ export interface Sender {
   take(row: ClaimedDelivery, leasedAt: number): Promise<void>;
   /** Rows held: waiting for a request slot, being attempted or being recorded. */
   held(): number;
+  /** Rows of this endpoint held and still waiting for a request slot. */
+  waiting(endpointId: string): number;
   /** Gives back the leases of rows still waiting for a slot; lets attempts under way finish and record. */
   stop(): Promise<void>;
 }
@@ -95,6 +103,14 @@ export function createSender(deps: SenderDeps): Sender {
   }, RECORD_GROUP_COMMIT);
   const held = new Set<Held>();
   const running = new Set<Promise<void>>();
+  /** Per endpoint: held rows not yet past their wait for a request slot. */
+  const waiting = new Map<string, number>();
+  const wait = (endpointId: string, by: 1 | -1) => {
+    const n = (waiting.get(endpointId) ?? 0) + by;
+    if (n > 0) waiting.set(endpointId, n);
+    else waiting.delete(endpointId);
+  };
+  const refillBelow = deps.refillBelow ?? Infinity;
 
   const renewal = startLeaseRenewal({
     orm: deps.orm,
@@ -143,6 +159,7 @@ export function createSender(deps: SenderDeps): Sender {
     const waited = await limiter.acquire(cmd.endpointId);
     if (waited < 0) return; // stopping: the lease is given back by stop()
     h.started = true;
+    wait(cmd.endpointId, -1);
     let slot = true;
     const release = () => {
       if (slot) limiter.release(cmd.endpointId);
@@ -191,6 +208,7 @@ export function createSender(deps: SenderDeps): Sender {
     take(row, leasedAt) {
       const h: Held = { row, leasedAt, started: false, lost: false };
       held.add(h);
+      wait(row.endpointId, 1);
       const p = run(h)
         .catch((err: unknown) => {
           // The database failed under a check or a record: the lease runs out and the row is claimed again.
@@ -202,18 +220,20 @@ export function createSender(deps: SenderDeps): Sender {
         .finally(() => {
           held.delete(h);
           running.delete(p);
-          deps.onSettled?.();
+          if (!h.started) wait(row.endpointId, -1);
+          if ((waiting.get(row.endpointId) ?? 0) < refillBelow) deps.onRefill?.(row.endpointId);
         });
       running.add(p);
       return p;
     },
     held: () => held.size,
+    waiting: (endpointId) => waiting.get(endpointId) ?? 0,
     async stop() {
       renewal.stop();
-      const waiting = [...held].filter((h) => !h.started).map((h) => h.row);
+      const notStarted = [...held].filter((h) => !h.started).map((h) => h.row);
       limiter.abortWaiting();
       try {
-        await releaseClaims(deps.orm.em.fork(), waiting);
+        await releaseClaims(deps.orm.em.fork(), notStarted);
       } catch (err) {
         deps.log.warn({ err }, 'webhook worker: leases not given back; they run out on their own');
       }

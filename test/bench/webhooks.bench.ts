@@ -136,6 +136,9 @@ function payload(i: number): EventPayload<'course.completed'> {
   };
 }
 
+/** Between the payloads of one INSERT: `JSON.stringify` writes every control character in a string as an escape. */
+const PAYLOAD_SEPARATOR = '\u001e';
+
 /** The outbox row of each event (validated as `recordEvent` does), made before the clock starts. */
 function outboxRows(count: number) {
   return Array.from({ length: count }, (_, i) => ({
@@ -163,11 +166,14 @@ async function writeEvents(rt: TestRuntime, relay: Relay, wsId: string, count: n
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
     const slice = rows.slice(i, i + batch);
+    // The payloads as one text split by PostgreSQL (as the fan-out sends its bodies): a text array made the driver
+    // escape every quote of every payload (~7 µs of this process per event), which the API's own writes never do.
     await boundQuery(
       em,
       `insert into outbox_events (id, workspace_id, type, data, created_at)
-       select v.id, ?, 'course.completed', v.data::jsonb, now() from unnest(?::text[], ?::text[]) as v(id, data)`,
-      [wsId, slice.map((r) => r.id), slice.map((r) => r.data)],
+       select v.id, ?, 'course.completed', v.data::jsonb, now()
+         from unnest(?::text[], string_to_array(?::text, chr(30))) as v(id, data)`,
+      [wsId, slice.map((r) => r.id), slice.map((r) => r.data).join(PAYLOAD_SEPARATOR)],
     );
     const at = epochNow();
     for (const r of slice) committed.set(r.id, at);

@@ -732,7 +732,8 @@ export async function run(): Promise<Record<string, unknown>> {
       const psClean = cleans[0];
       const psDead = await deadRun(psClean);
       const psPaced = await pacedRun();
-      // Each clean burst against the mean of the bare loops just before and just after it.
+      // Each clean burst against the mean of the bare loops on either side of it (for the first: the bare loop the
+      // run opened with, and the one right after it).
       const baresAround = [bare.perSec, ...baresAfter];
       const pairRatios = cleans.map((c, i) =>
         round(c.perSec / ((baresAround[i] + baresAround[i + 1]) / 2), 2),
@@ -748,7 +749,7 @@ export async function run(): Promise<Record<string, unknown>> {
           cleanPerSec: cleans.map((c) => c.perSec),
           barePerSec: baresAround,
           ratiosVsBare: pairRatios,
-          medianRatioVsBare: median(pairRatios),
+          medianRatioVsBare: round(median(pairRatios), 3),
           cleanCpuMsPer1000Deliveries: cleans.map((c) => c.cpuMsPer1000Deliveries),
         },
         withDeadEndpoint: psDead,

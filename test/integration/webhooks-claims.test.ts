@@ -179,12 +179,16 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
 
   it('kicks once fewer than refillBelow rows of the endpoint wait, not after every attempt', async () => {
     const { rt, ws, endpointId } = fixture!;
-    await fanOutBurstTo(rt, ws.id, 60);
-    const claimed = await claimDue(rt.orm.em.fork(), CLAIM_LIMITS);
+    const rows = 200;
+    await fanOutBurstTo(rt, ws.id, rows);
+    const claimed = await claimDue(rt.orm.em.fork(), { ...CLAIM_LIMITS, perEndpoint: rows });
     expect(claimed.map((c) => c.endpointId)).to.deep.equal(claimed.map(() => endpointId));
-    expect(claimed).to.have.length(60);
+    expect(claimed).to.have.length(rows);
 
+    // One request at a time, so most attempts end while many rows still wait (a record settles an attempt some
+    // milliseconds after its response; the rows sent meanwhile are not waiting any more).
     const waitingAtRefill: number[] = [];
+    const waitingAtResponse: number[] = [];
     const sender = createSender({
       orm: rt.orm,
       log: rt.log,
@@ -192,11 +196,12 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
       delays: [60],
       allowPrivate: true,
       timeoutMs: 5000,
-      perEndpoint: 4,
+      perEndpoint: 1,
       leaseSec: CLAIM_LIMITS.leaseSec,
       slowAfterSec: CLAIM_LIMITS.slowAfterSec,
       refillBelow: 8,
       onRefill: (id) => waitingAtRefill.push(id === endpointId ? sender.waiting(id) : -1),
+      onAttempt: () => waitingAtResponse.push(sender.waiting(endpointId)),
     });
     try {
       const leasedAt = performance.now();
@@ -205,19 +210,21 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
       await sender.stop();
     }
 
-    expect(receiver!.receipts).to.have.length(60);
+    expect(receiver!.receipts).to.have.length(rows);
     const [{ delivered }] = await boundQuery<{ delivered: string }>(
       rt.orm.em.fork(),
       `select count(*) filter (where status = 'delivered') as delivered from webhook_deliveries where endpoint_id = ?`,
       [endpointId],
     );
-    expect(Number(delivered)).to.equal(60);
-    // Asked for more only with fewer than 8 waiting (the last rows), and asked at least then.
+    expect(Number(delivered)).to.equal(rows);
+    // Attempts ended while many rows waited, yet none asked for more then: only once fewer than 8 waited (the
+    // last rows), and at least then.
+    expect(waitingAtResponse.filter((n) => n >= 8).length).to.be.greaterThan(rows / 2);
     expect(
       waitingAtRefill.every((n) => n >= 0 && n < 8),
       String(waitingAtRefill),
     ).to.equal(true);
-    expect(waitingAtRefill.length).to.be.within(1, 40);
+    expect(waitingAtRefill.length).to.be.within(1, rows - 1);
     expect(sender.waiting(endpointId)).to.equal(0);
   });
 });

@@ -105,8 +105,9 @@ export function createSender(deps: SenderDeps): Sender {
   const running = new Set<Promise<void>>();
   /** Per endpoint: held rows not yet past their wait for a request slot. */
   const waiting = new Map<string, number>();
+  const waitingOf = (endpointId: string) => waiting.get(endpointId) ?? 0;
   const wait = (endpointId: string, by: 1 | -1) => {
-    const n = (waiting.get(endpointId) ?? 0) + by;
+    const n = waitingOf(endpointId) + by;
     if (n > 0) waiting.set(endpointId, n);
     else waiting.delete(endpointId);
   };
@@ -221,13 +222,13 @@ export function createSender(deps: SenderDeps): Sender {
           held.delete(h);
           running.delete(p);
           if (!h.started) wait(row.endpointId, -1);
-          if ((waiting.get(row.endpointId) ?? 0) < refillBelow) deps.onRefill?.(row.endpointId);
+          if (waitingOf(row.endpointId) < refillBelow) deps.onRefill?.(row.endpointId);
         });
       running.add(p);
       return p;
     },
     held: () => held.size,
-    waiting: (endpointId) => waiting.get(endpointId) ?? 0,
+    waiting: waitingOf,
     async stop() {
       renewal.stop();
       const notStarted = [...held].filter((h) => !h.started).map((h) => h.row);

@@ -77,11 +77,6 @@ const PAIRS = Math.max(1, Number(process.env.BENCH_WEBHOOK_PAIRS ?? 3));
 const PRODUCTION_DELAYS = '60,600,3600,21600';
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -749,7 +744,11 @@ export async function run(): Promise<Record<string, unknown>> {
           cleanPerSec: cleans.map((c) => c.perSec),
           barePerSec: baresAround,
           ratiosVsBare: pairRatios,
-          medianRatioVsBare: round(median(pairRatios), 3),
+          // Nearest rank: with an even number of pairs, the lower of the two middle ratios.
+          medianRatioVsBare: percentile(
+            [...pairRatios].sort((a, b) => a - b),
+            50,
+          ),
           cleanCpuMsPer1000Deliveries: cleans.map((c) => c.cpuMsPer1000Deliveries),
         },
         withDeadEndpoint: psDead,

@@ -38,7 +38,8 @@ import { parseEncryptionKey } from '@lectern/secrets';
  *            UPDATE the row with the outcome; same receiver, same concurrency, same PostgreSQL.
  *  durableBatched      the same in the worker's claim batches (256): one INSERT, 256 POSTs, one UPDATE per batch.
  *            `cleanThroughputRatios` gives ours against the bare loop and both durable loops; `cpuMsPer1000Deliveries`
- *            the CPU each process spent (bench process, worker, PostgreSQL, NATS) per 1,000 deliveries.
+ *            the CPU each process spent (bench process, worker, PostgreSQL, NATS) per 1,000 deliveries, and
+ *            `machine` the whole machine's; `productionShape.pairs.cpuBound` the ceiling that sets on its cores.
  *  withDeadEndpoint   `clean` again with a second endpoint, subscribed to the same events, that never answers
  *            (every attempt held for the 5 s timeout): the healthy endpoint's numbers should barely move.
  *  paced     latency under light load: BENCH_WEBHOOK_PACED events at BENCH_WEBHOOK_RATE per second, pipeline
@@ -310,7 +311,8 @@ async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
     const self = process.cpuUsage();
     const worker = ((await child?.cpuMicros()) ?? 0) / 1000;
     const receiver = ((await receiverChild?.cpuMicros()) ?? 0) / 1000;
-    return { pg, nats, self: (self.user + self.system) / 1000, worker, receiver };
+    const machine = machineCpu()?.busy;
+    return { pg, nats, self: (self.user + self.system) / 1000, worker, receiver, machine };
   };
   const s0 = await snapshot();
   return async (deliveries: number) => {
@@ -324,6 +326,10 @@ async function processCpuMeter(rt: TestRuntime, child?: BenchChild<unknown>) {
       ...(receiverChild ? { receiver: per1000(s1.receiver - s0.receiver) } : {}),
       postgres: per1000(pg),
       nats: per1000(s1.nats - s0.nats),
+      // Every process on the machine, these and whatever else ran (/proc/stat).
+      ...(s0.machine !== undefined && s1.machine !== undefined
+        ? { machine: per1000(s1.machine - s0.machine) }
+        : {}),
     };
   };
 }
@@ -637,12 +643,13 @@ export async function run(): Promise<Record<string, unknown>> {
 
     // The bare loop first (after a short warm-up), with nothing else running.
     await bareRun(urlOf(await sink()), bodies.slice(0, 1000));
-    const bareSink = await sink();
-    const bareCpu = await processCpuMeter(producer);
-    const bare = {
-      ...(await bareRun(urlOf(bareSink), bodies)),
-      cpuMsPer1000Deliveries: await bareCpu(EVENTS),
+    /** The bare loop over all the bodies, with the CPU it took. */
+    const bareLoop = async () => {
+      const bareSink = await sink();
+      const bareCpu = await processCpuMeter(producer);
+      return { ...(await bareRun(urlOf(bareSink), bodies)), cpuMsPer1000Deliveries: await bareCpu(EVENTS) };
     };
+    const bare = await bareLoop();
 
     // The durable minimal loops (per delivery, then in the worker's batches), each to a fresh endpoint.
     const durableTarget = async () => {
@@ -719,30 +726,35 @@ export async function run(): Promise<Record<string, unknown>> {
       await pipelineRun(producer, relay, await workspaceWith([urlOf(warm2)]), warm2, 300);
       // Clean bursts and bare loops in turn (PAIRS of each); the clean burst reported in full is the first.
       const cleans: Awaited<ReturnType<typeof cleanRun>>[] = [];
-      const baresAfter: number[] = [];
+      const baresAfter: (typeof bare)[] = [];
       for (let i = 0; i < PAIRS; i++) {
         cleans.push(await cleanRun());
-        baresAfter.push((await bareRun(urlOf(await sink()), bodies)).perSec);
+        baresAfter.push(await bareLoop());
       }
       const psClean = cleans[0];
       const psDead = await deadRun(psClean);
       const psPaced = await pacedRun();
       // Each clean burst against the mean of the bare loops on either side of it (for the first: the bare loop the
       // run opened with, and the one right after it).
-      const baresAround = [bare.perSec, ...baresAfter];
-      const pairRatios = cleans.map((c, i) =>
-        round(c.perSec / ((baresAround[i] + baresAround[i + 1]) / 2), 2),
-      );
+      const baresAround = [bare, ...baresAfter];
+      const bareMean = (i: number) => (baresAround[i].perSec + baresAround[i + 1].perSec) / 2;
+      const pairRatios = cleans.map((c, i) => round(c.perSec / bareMean(i), 2));
+      // No burst goes faster than the machine's cores allow at its CPU per delivery (every process on the machine):
+      // the ceiling of each burst, as a ratio of its bare loops, and the CPU per delivery a burst could spend at most
+      // to reach half of them with every core busy.
+      const cores = os.cpus().length;
+      const machineMs = (r: { cpuMsPer1000Deliveries?: { machine?: number } }) =>
+        r.cpuMsPer1000Deliveries?.machine ?? NaN;
 
       results.productionShape = {
         clean: psClean,
         cleanVsBare: { throughputRatio: round(psClean.perSec / bare.perSec, 2) },
         cleanThroughputRatios: vs(psClean),
         /** The bare loop again, right after: how much the machine moved since the first. */
-        bareAgainPerSec: baresAfter[0],
+        bareAgainPerSec: baresAfter[0].perSec,
         pairs: {
           cleanPerSec: cleans.map((c) => c.perSec),
-          barePerSec: baresAround,
+          barePerSec: baresAround.map((b) => b.perSec),
           ratiosVsBare: pairRatios,
           // Nearest rank: with an even number of pairs, the lower of the two middle ratios.
           medianRatioVsBare: percentile(
@@ -750,6 +762,15 @@ export async function run(): Promise<Record<string, unknown>> {
             50,
           ),
           cleanCpuMsPer1000Deliveries: cleans.map((c) => c.cpuMsPer1000Deliveries),
+          cpuBound: {
+            cores,
+            cleanMachineCpuMsPer1000Deliveries: cleans.map(machineMs),
+            bareMachineCpuMsPer1000Deliveries: baresAround.map(machineMs),
+            ceilingRatiosVsBare: cleans.map((c, i) => round((cores * 1e6) / machineMs(c) / bareMean(i), 2)),
+            machineCpuMsPer1000ForHalfBare: cleans.map((_, i) =>
+              round((cores * 1e6) / (0.5 * bareMean(i)), 0),
+            ),
+          },
         },
         withDeadEndpoint: psDead,
         paced: { ratePerSec: RATE, events: PACED, pipeline: psPaced },

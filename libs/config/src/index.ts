@@ -44,6 +44,13 @@ export const DbEnv = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .default('postgres://postgres@127.0.0.1:5432/lectern'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * How long a pooled connection may sit unused before it is closed (1 s – 24 h). The pool closes every connection
+   * past it in one pass, and a burst leaves many released together: at 30 s, ~15 PostgreSQL backends exiting at
+   * once held a 2-core database host for 100–250 ms (test/bench/README.md, issue 24, seventh round). Ten minutes
+   * keeps a busy process's pool between bursts, as a fixed-size pool would.
+   */
+  DB_POOL_IDLE_MS: z.coerce.number().int().min(1000).max(86_400_000).default(600_000),
 });
 export type DbConfig = z.output<typeof DbEnv>;
 

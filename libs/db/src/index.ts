@@ -17,8 +17,13 @@ export { MikroORM };
 export interface DbOptions {
   url: string;
   poolMax?: number;
+  /** Idle time before a pooled connection is closed (`DB_POOL_IDLE_MS`). Default 10 minutes. */
+  poolIdleMs?: number;
   debug?: boolean;
 }
+
+/** See `DB_POOL_IDLE_MS` in @lectern/config. */
+const DEFAULT_POOL_IDLE_MS = 600_000;
 
 export async function createOrm(opts: DbOptions): Promise<MikroORM> {
   return MikroORM.init({
@@ -38,7 +43,12 @@ export async function createOrm(opts: DbOptions): Promise<MikroORM> {
     allowGlobalContext: false,
     forceUtcTimezone: true,
     // A short acquire timeout turns "database down" into a fast 503 instead of a hung request.
-    pool: { min: 0, max: opts.poolMax ?? 10, acquireTimeoutMillis: 5000, idleTimeoutMillis: 30000 },
+    pool: {
+      min: 0,
+      max: opts.poolMax ?? 10,
+      acquireTimeoutMillis: 5000,
+      idleTimeoutMillis: opts.poolIdleMs ?? DEFAULT_POOL_IDLE_MS,
+    },
     driverOptions: { connection: { connectionTimeoutMillis: 3000, keepAlive: true } },
     // Silent: callers report what was applied in their own words.
     migrations: {

@@ -32,7 +32,11 @@ export interface RuntimeOptions {
 
 export async function createRuntime(cfg: RuntimeConfig, opts: RuntimeOptions): Promise<Runtime> {
   const log = opts.log ?? createLogger({ level: cfg.LOG_LEVEL, name: opts.name });
-  const orm = await createOrm({ url: cfg.DATABASE_URL, poolMax: cfg.DB_POOL_MAX });
+  const orm = await createOrm({
+    url: cfg.DATABASE_URL,
+    poolMax: cfg.DB_POOL_MAX,
+    poolIdleMs: cfg.DB_POOL_IDLE_MS,
+  });
   const bus = await connectBus({ url: cfg.NATS_URL, prefix: cfg.BUS_PREFIX, name: opts.name, log });
   if (opts.provision !== false) await provisionStreams(bus, { replicas: cfg.BUS_REPLICAS });
   return { log, orm, bus, metrics: opts.metrics ?? createMetrics() };

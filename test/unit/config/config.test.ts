@@ -87,6 +87,16 @@ describe('config: parseEnv over the pieces a process reads', () => {
     }
   });
 
+  it('DB_POOL_IDLE_MS: 10 minutes by default, 1 s to 24 h, anything else named', () => {
+    expect(loadConfig({}).DB_POOL_IDLE_MS).to.equal(600_000);
+    expect(loadConfig({ DB_POOL_IDLE_MS: '30000' }).DB_POOL_IDLE_MS).to.equal(30_000);
+    for (const bad of ['999', '86400001', '1.5', 'ten']) {
+      const p = problems(() => loadConfig({ DB_POOL_IDLE_MS: bad }));
+      expect(p, bad).to.have.length(1);
+      expect(p[0], bad).to.match(/^DB_POOL_IDLE_MS: /);
+    }
+  });
+
   it('PUBLIC_URL defaults to localhost on the configured PORT', () => {
     expect(loadConfig({ PORT: '8181' }).PUBLIC_URL).to.equal('http://localhost:8181');
   });

@@ -77,24 +77,28 @@ describe('config: parseEnv over the pieces a process reads', () => {
     expect(cfg.PUBLIC_URL, 'no trailing slash').to.equal('https://learn.example.com');
   });
 
-  it('BUS_REPLICAS: 1 by default, 1 to 5 (JetStream keeps at most 5 copies), anything else named', () => {
-    expect(loadConfig({}).BUS_REPLICAS).to.equal(1);
-    expect(loadConfig({ BUS_REPLICAS: '3' }).BUS_REPLICAS).to.equal(3);
-    for (const bad of ['0', '6', '2.5', 'three']) {
-      const p = problems(() => loadConfig({ BUS_REPLICAS: bad }));
+  /** A bounded integer variable: its default, one good value read, and each bad one named alone. */
+  const bounded = (
+    name: 'BUS_REPLICAS' | 'DB_POOL_IDLE_MS',
+    byDefault: number,
+    good: number,
+    bads: string[],
+  ) => {
+    expect(loadConfig({})[name]).to.equal(byDefault);
+    expect(loadConfig({ [name]: String(good) })[name]).to.equal(good);
+    for (const bad of bads) {
+      const p = problems(() => loadConfig({ [name]: bad }));
       expect(p, bad).to.have.length(1);
-      expect(p[0], bad).to.match(/^BUS_REPLICAS: /);
+      expect(p[0], bad).to.match(new RegExp(`^${name}: `));
     }
+  };
+
+  it('BUS_REPLICAS: 1 by default, 1 to 5 (JetStream keeps at most 5 copies), anything else named', () => {
+    bounded('BUS_REPLICAS', 1, 3, ['0', '6', '2.5', 'three']);
   });
 
   it('DB_POOL_IDLE_MS: 10 minutes by default, 1 s to 24 h, anything else named', () => {
-    expect(loadConfig({}).DB_POOL_IDLE_MS).to.equal(600_000);
-    expect(loadConfig({ DB_POOL_IDLE_MS: '30000' }).DB_POOL_IDLE_MS).to.equal(30_000);
-    for (const bad of ['999', '86400001', '1.5', 'ten']) {
-      const p = problems(() => loadConfig({ DB_POOL_IDLE_MS: bad }));
-      expect(p, bad).to.have.length(1);
-      expect(p[0], bad).to.match(/^DB_POOL_IDLE_MS: /);
-    }
+    bounded('DB_POOL_IDLE_MS', 600_000, 30_000, ['999', '86400001', '1.5', 'ten']);
   });
 
   it('PUBLIC_URL defaults to localhost on the configured PORT', () => {

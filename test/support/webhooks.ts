@@ -170,9 +170,9 @@ export async function endpointFixture(
 /** The worker's claim bounds with its defaults (`startWebhookWorker`), for tests that claim by hand. */
 export const CLAIM_LIMITS = {
   perEndpoint: 128,
-  perSlowEndpoint: 16,
-  slowAfterSec: 2,
-  maxInFlight: 4096,
   batch: 256,
   leaseSec: 15,
 } as const;
+
+/** The worker's "slow endpoint" age with its default (`startWebhookWorker`), for tests that make a sender. */
+export const SLOW_AFTER_SEC = 2;

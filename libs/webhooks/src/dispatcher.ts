@@ -8,9 +8,12 @@
  * within seconds, and the row is claimed again (by any worker). The sender renews the leases of rows it still
  * holds (waiting for a request slot of their endpoint), so a live worker's rows are never taken over.
  *
- * Concurrency is bounded in the claim itself, across every worker: at most `perEndpoint` leased rows per endpoint
- * and `maxInFlight` overall, so a dead endpoint (every attempt held for the 5 s timeout) occupies a few slots and
- * never the queue in front of healthy endpoints; and each worker claims no more than its free local slots.
+ * Concurrency is bounded by each worker for itself, in the claim: it claims no more than its free slots, and of each
+ * endpoint no more than the room it has for it (`EndpointRoom`: its bound less the rows of it the worker holds, a
+ * low bound while the endpoint is slow), so a dead endpoint (every attempt held for the 5 s timeout) occupies a few
+ * of its slots and never the queue in front of healthy endpoints. The worker knows what it holds; nothing in the
+ * table counts leases, so a lease changes only columns no index holds and is written heap-only (see
+ * Migration20261202000100_claims_hot).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EntityManager } from '@lectern/db';
@@ -21,17 +24,11 @@ import { startPoller } from '@lectern/poller';
 import { BY_KEY, STILL_PENDING } from './plan-guards.js';
 
 export interface ClaimLimits {
-  /** Leased rows per endpoint, across every worker: deep enough to keep its requests busy between claims. */
-  perEndpoint: number;
   /**
-   * Leased rows per endpoint while it is slow: some row of it has been leased for more than `slowAfterSec`
-   * (healthy receivers answer in milliseconds; a dead one holds every request for the full timeout). Set to the
-   * requests one worker makes to an endpoint at once, so a dead endpoint holds few slots.
+   * Rows one worker holds per endpoint (claimed and not yet recorded): deep enough to keep its requests busy
+   * between claims. An endpoint the worker holds rows of claims only up to its `EndpointRoom`.
    */
-  perSlowEndpoint: number;
-  slowAfterSec: number;
-  /** Leased rows overall. */
-  maxInFlight: number;
+  perEndpoint: number;
   /** Rows claimed per statement (at most; a worker claims no more than its free slots). */
   batch: number;
   /**
@@ -40,6 +37,12 @@ export interface ClaimLimits {
    */
   leaseSec: number;
 }
+
+/**
+ * Per endpoint this worker holds rows of, how many more it may claim now (its bound less what it holds; a slow
+ * endpoint's bound is lower: see `createSender`'s `room`). Endpoints not listed may take `perEndpoint`.
+ */
+export type EndpointRoom = ReadonlyMap<string, number>;
 
 /** One claimed delivery: everything its attempt needs except the signing secret. */
 export interface ClaimedDelivery {
@@ -71,7 +74,10 @@ interface ClaimedRow {
 }
 
 /** The claim's statement and its parameters (also read by the plan checks of the tests). */
-export function claimDueStatement(limits: ClaimLimits): { sql: string; params: unknown[] } {
+export function claimDueStatement(
+  limits: ClaimLimits,
+  room: EndpointRoom = new Map(),
+): { sql: string; params: unknown[] } {
   return {
     sql: `with recursive eps(endpoint_id) as (
          (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id limit 1)
@@ -80,30 +86,20 @@ export function claimDueStatement(limits: ClaimLimits): { sql: string; params: u
                    where d.status = 'pending' and d.endpoint_id > eps.endpoint_id order by d.endpoint_id limit 1)
             from eps where eps.endpoint_id is not null)
        ),
-       leased as (
-         select eps.endpoint_id, l.n, l.slow from eps
-          cross join lateral (
-            select count(*)::int as n,
-                   bool_or(x.locked_until < now() + make_interval(secs => ?::int - ?::int)) as slow
-              from (select d.locked_until from webhook_deliveries d
-                     where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.locked_until > now()
-                     order by d.locked_until limit ?::int) x
-          ) l
-          where eps.endpoint_id is not null
-       ),
+       room(endpoint_id, n) as (select * from unnest(?::text[], ?::int[])),
        picked as (
          select c.id, c.next_attempt_at from eps
            join webhook_endpoints e on e.id = eps.endpoint_id and e.is_active
-           left join leased l on l.endpoint_id = eps.endpoint_id
+           left join room r on r.endpoint_id = eps.endpoint_id
            cross join lateral (
              select d.id, d.next_attempt_at from webhook_deliveries d
               where d.endpoint_id = eps.endpoint_id and d.status = 'pending' and d.next_attempt_at <= now()
                 and (d.locked_until is null or d.locked_until <= now())
               order by d.next_attempt_at, d.id
-              limit greatest(0, (case when l.slow then ?::int else ?::int end) - coalesce(l.n, 0))
+              limit greatest(0, coalesce(r.n, ?::int))
            ) c
           order by c.next_attempt_at
-          limit greatest(0, least(?::int, ?::int - (select coalesce(sum(n), 0) from leased)))
+          limit ?::int
        ),
        locked as (
          select d.id from webhook_deliveries d
@@ -117,35 +113,28 @@ export function claimDueStatement(limits: ClaimLimits): { sql: string; params: u
         where d.id = any (array(select id from locked)) and e.id = d.endpoint_id
        returning d.id, d.endpoint_id, d.claim_seq, d.attempts, d.max_attempts, d.event_id, d.event_type, d.payload,
                  e.url`,
-    params: [
-      limits.leaseSec,
-      limits.slowAfterSec,
-      limits.maxInFlight,
-      limits.perSlowEndpoint,
-      limits.perEndpoint,
-      limits.batch,
-      limits.maxInFlight,
-      limits.leaseSec,
-    ],
+    params: [[...room.keys()], [...room.values()], limits.perEndpoint, limits.batch, limits.leaseSec],
   };
 }
 
 /**
- * Leases due pending deliveries of active endpoints, oldest due first, within the per-endpoint and overall bounds.
+ * Leases due pending deliveries of active endpoints, oldest due first, within the worker's room: `limits.batch` rows
+ * at most, and per endpoint its `room` (`limits.perEndpoint` for an endpoint the worker holds no rows of).
  *
  * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
- * each endpoint contributes at most its free slots: a backlog of thousands of rows for one dead endpoint costs
- * the claim nothing, and a slow endpoint gets fewer slots than a fast one. Each endpoint's leases are counted by
- * an ordered scan of its part of `webhook_deliveries_leases_idx`, which marks the entries of rows updated since
- * as dead on its way (a bitmap scan would not, and visited every lease since the last vacuum on every claim; see
- * that index's migration). Counting stops at `maxInFlight`: past it nothing is claimed anyway. Two dispatchers
- * racing may both read the same free-slot counts; SKIP LOCKED and the re-check of the lease under the row lock keep
- * them from claiming the same row.
+ * each endpoint contributes at most its room: a backlog of thousands of rows for one dead endpoint costs the claim
+ * nothing, and a slow endpoint gets fewer slots than a fast one. Rows another worker holds are skipped (their lease
+ * is live). Two dispatchers racing may pick the same rows; SKIP LOCKED and the re-check of the lease under the row
+ * lock keep them from claiming the same row.
  *
  * Returns the claimed rows with the endpoint's URL as of now.
  */
-export async function claimDue(em: EntityManager, limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-  const { sql, params } = claimDueStatement(limits);
+export async function claimDue(
+  em: EntityManager,
+  limits: ClaimLimits,
+  room: EndpointRoom = new Map(),
+): Promise<ClaimedDelivery[]> {
+  const { sql, params } = claimDueStatement(limits, room);
   const rows = await boundQuery<ClaimedRow>(
     em,
     sql,
@@ -260,6 +249,8 @@ export function startDispatcher(deps: {
   kickGapMs?: number;
   /** Free local slots: rows this worker can take now. */
   room(): number;
+  /** Per endpoint this worker holds rows of, how many more it may take now. */
+  endpointRoom(): EndpointRoom;
   /** Takes the claimed rows (starts their attempts), leased at `leasedAt` (performance.now()); must not throw. */
   hand(rows: ClaimedDelivery[], leasedAt: number): void;
 }): Dispatcher {
@@ -270,7 +261,7 @@ export function startDispatcher(deps: {
     const batch = Math.min(limits.batch, deps.room());
     if (batch <= 0 || stopped) return 0;
     const leasedAt = performance.now();
-    const claimed = await claimDue(orm.em.fork(), { ...limits, batch });
+    const claimed = await claimDue(orm.em.fork(), { ...limits, batch }, deps.endpointRoom());
     if (claimed.length) deps.hand(claimed, leasedAt);
     return claimed.length;
   };

@@ -2,9 +2,6 @@
  * Lease renewal for the rows a worker holds: while a row waits for a request slot of its (slow) endpoint, its lease
  * is renewed every few seconds, so a live worker's rows are never claimed by another. A worker that dies stops
  * renewing, and its rows are claimed again once their leases run out.
- *
- * Renewed leases are shorter than the claim lease, so the rows read as "leased a while ago" to the claim, which is
- * what marks their endpoint slow there (fewer rows leased to it; see `claimDue`).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '@lectern/log';
@@ -34,16 +31,9 @@ export function startLeaseRenewal(deps: {
   log: Logger;
   /** The claims held right now. */
   held: () => Iterable<HeldClaim>;
-  /** The claim lease (seconds). */
+  /** The claim lease (seconds), given again by each renewal. */
   leaseSec: number;
-  /** The claim's "slow endpoint" age (seconds): renewed leases are made to read older than it. */
-  slowAfterSec: number;
 }): LeaseRenewal {
-  // Long enough to outlast the next two renewal rounds, short enough to read as older than slowAfterSec.
-  const renewedLeaseSec = Math.max(
-    Math.ceil((RENEW_AFTER_MS + 2 * RENEW_EVERY_MS) / 1000),
-    deps.leaseSec - deps.slowAfterSec - 1,
-  );
   let renewing = false;
   let stopped = false;
 
@@ -59,7 +49,7 @@ export function startLeaseRenewal(deps: {
         const urls = await renewClaims(
           deps.orm.em.fork(),
           chunk.map((h) => h.row),
-          renewedLeaseSec,
+          deps.leaseSec,
         );
         chunk.forEach((h, k) => {
           if (urls[k] === null) h.lost = true;

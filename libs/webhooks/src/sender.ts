@@ -49,8 +49,12 @@ export interface SenderDeps {
   perEndpoint: number;
   /** The claim lease (seconds): an attempt starts with at least this much less a second ahead of it. */
   leaseSec: number;
-  /** The claim's "slow endpoint" age (seconds): renewed leases of waiting rows are made to read older than it. */
+  /** An endpoint with a row held here longer than this (seconds) is slow: see `holdPerSlowEndpoint`. */
   slowAfterSec: number;
+  /** Rows held per endpoint at most (claimed and not yet recorded here): see `endpointRoom`. */
+  holdPerEndpoint: number;
+  /** The same for an endpoint that is slow: a row of it has been held longer than `slowAfterSec`. */
+  holdPerSlowEndpoint: number;
   /**
    * Called when an attempt settles and its endpoint has fewer than `refillBelow` claimed rows left waiting for a
    * request slot here: the dispatcher may claim more. While more are waiting, the endpoint's requests stay busy
@@ -70,6 +74,12 @@ export interface Sender {
   held(): number;
   /** Rows of this endpoint held and still waiting for a request slot. */
   waiting(endpointId: string): number;
+  /**
+   * Per endpoint with rows held here, how many more this worker may claim: its bound (`holdPerEndpoint`, or
+   * `holdPerSlowEndpoint` once a row of it has been held longer than `slowAfterSec`: healthy receivers answer in
+   * milliseconds, a dead one holds every request for the full timeout) less the rows held.
+   */
+  endpointRoom(): Map<string, number>;
   /** Gives back the leases of rows still waiting for a slot; lets attempts under way finish and record. */
   stop(): Promise<void>;
 }
@@ -77,6 +87,8 @@ export interface Sender {
 interface Held extends HeldClaim {
   /** Past its wait for a request slot. */
   started: boolean;
+  /** performance.now() when this worker took it. */
+  takenAt: number;
 }
 
 export function createSender(deps: SenderDeps): Sender {
@@ -112,13 +124,15 @@ export function createSender(deps: SenderDeps): Sender {
     else waiting.delete(endpointId);
   };
   const refillBelow = deps.refillBelow ?? Infinity;
+  /** Per endpoint: the rows held, in the order taken (a Set iterates in insertion order: the first is the oldest). */
+  const byEndpoint = new Map<string, Set<Held>>();
+  const slowAfterMs = deps.slowAfterSec * 1000;
 
   const renewal = startLeaseRenewal({
     orm: deps.orm,
     log: deps.log,
     held: () => held,
     leaseSec: deps.leaseSec,
-    slowAfterSec: deps.slowAfterSec,
   });
 
   async function attempt(cmd: ClaimedDelivery, url: string): Promise<DeliveryResult | null> {
@@ -207,8 +221,11 @@ export function createSender(deps: SenderDeps): Sender {
 
   return {
     take(row, leasedAt) {
-      const h: Held = { row, leasedAt, started: false, lost: false };
+      const h: Held = { row, leasedAt, started: false, lost: false, takenAt: performance.now() };
       held.add(h);
+      let mine = byEndpoint.get(row.endpointId);
+      if (!mine) byEndpoint.set(row.endpointId, (mine = new Set()));
+      mine.add(h);
       wait(row.endpointId, 1);
       const p = run(h)
         .catch((err: unknown) => {
@@ -220,6 +237,8 @@ export function createSender(deps: SenderDeps): Sender {
         })
         .finally(() => {
           held.delete(h);
+          mine.delete(h);
+          if (mine.size === 0) byEndpoint.delete(row.endpointId);
           running.delete(p);
           if (!h.started) wait(row.endpointId, -1);
           if (waitingOf(row.endpointId) < refillBelow) deps.onRefill?.(row.endpointId);
@@ -229,6 +248,16 @@ export function createSender(deps: SenderDeps): Sender {
     },
     held: () => held.size,
     waiting: waitingOf,
+    endpointRoom() {
+      const now = performance.now();
+      const room = new Map<string, number>();
+      for (const [endpointId, rows] of byEndpoint) {
+        const oldest = rows.values().next().value as Held;
+        const bound = now - oldest.takenAt > slowAfterMs ? deps.holdPerSlowEndpoint : deps.holdPerEndpoint;
+        room.set(endpointId, Math.max(0, bound - rows.size));
+      }
+      return room;
+    },
     async stop() {
       renewal.stop();
       const notStarted = [...held].filter((h) => !h.started).map((h) => h.row);

@@ -26,14 +26,12 @@ export interface WebhookWorkerOptions {
   /** Deliveries this process holds at once (being attempted, or claimed and waiting for their endpoint). Default 512. */
   concurrency?: number;
   /**
-   * Leased deliveries per endpoint across every worker: enough to keep its requests busy between claims.
-   * Default 128. An endpoint that is slow (a lease older than 2 s) gets perEndpointRequests.
+   * Deliveries of one endpoint this process holds at once: enough to keep its requests busy between claims.
+   * Default 128. An endpoint that is slow (a row held here longer than 2 s) gets perEndpointRequests.
    */
   perEndpointInFlight?: number;
   /** Requests at once to one endpoint from this process. Default 16 (the connection pool per origin). */
   perEndpointRequests?: number;
-  /** Leased deliveries overall, across every worker. Default 4096. */
-  maxInFlight?: number;
   /** How often the dispatcher looks for deliveries that became due (retries). Default 250 ms. */
   pollMs?: number;
   /** Per-attempt deadline. Default 5000 ms (SPEC). */
@@ -73,7 +71,7 @@ const CLAIM_KICK_GAP_MS = 10;
  * waiting, so each of its settled attempts still kicks. New rows still kick at once (the relay's kick, over NATS).
  */
 const REFILL_BELOW_ROUNDS = 2;
-/** A lease older than this marks its endpoint slow: healthy receivers answer in milliseconds. */
+/** A row held longer than this marks its endpoint slow: healthy receivers answer in milliseconds. */
 const SLOW_AFTER_SEC = 2;
 
 /** What the webhook worker uses: PostgreSQL, NATS, its settings, and where it logs and counts. */
@@ -109,6 +107,8 @@ export async function startWebhookWorker(
     perEndpoint: perEndpointRequests,
     leaseSec,
     slowAfterSec: SLOW_AFTER_SEC,
+    holdPerEndpoint: opts.perEndpointInFlight ?? 128,
+    holdPerSlowEndpoint: perEndpointRequests,
     // The endpoint's queue here is short: claim more (the dispatcher exists by the time any attempt settles).
     onRefill: () => dispatcher.kick(),
     refillBelow: REFILL_BELOW_ROUNDS * perEndpointRequests,
@@ -119,15 +119,9 @@ export async function startWebhookWorker(
     log,
     pollMs: opts.pollMs ?? 250,
     kickGapMs: CLAIM_KICK_GAP_MS,
-    limits: {
-      perEndpoint: opts.perEndpointInFlight ?? 128,
-      perSlowEndpoint: perEndpointRequests,
-      slowAfterSec: SLOW_AFTER_SEC,
-      maxInFlight: opts.maxInFlight ?? 4096,
-      batch: 256,
-      leaseSec,
-    },
+    limits: { perEndpoint: opts.perEndpointInFlight ?? 128, batch: 256, leaseSec },
     room: () => concurrency - sender.held(),
+    endpointRoom: () => sender.endpointRoom(),
     hand: (rows, leasedAt) => {
       for (const row of rows) void sender.take(row, leasedAt);
     },

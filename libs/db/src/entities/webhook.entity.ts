@@ -76,12 +76,6 @@ export const WebhookDeliverySchema = new EntitySchema<WebhookDelivery>({
         "create index webhook_deliveries_due_idx on webhook_deliveries (endpoint_id, next_attempt_at, id) where status = 'pending'",
     },
     {
-      // Per endpoint, not deduplicated: see Migration20261129000100_webhook_leases_idx.
-      name: 'webhook_deliveries_leases_idx',
-      expression:
-        "create index webhook_deliveries_leases_idx on webhook_deliveries (endpoint_id, locked_until) with (deduplicate_items=off) where status = 'pending' and locked_until is not null",
-    },
-    {
       name: 'webhook_deliveries_log_idx',
       expression:
         'create index webhook_deliveries_log_idx on webhook_deliveries (endpoint_id, created_at desc, id desc)',

@@ -17,6 +17,7 @@ import { Migration20261130000100_outbox_unpublished_order } from './Migration202
 import { Migration20261130000200_jobs_open_deadline_idx } from './Migration20261130000200_jobs_open_deadline_idx.js';
 import { Migration20261201000100_deliveries_workspace_fk } from './Migration20261201000100_deliveries_workspace_fk.js';
 import { Migration20261201000200_attempts_without_fk_check } from './Migration20261201000200_attempts_without_fk_check.js';
+import { Migration20261202000100_claims_hot } from './Migration20261202000100_claims_hot.js';
 import { Migration20261126001000_player_access } from './Migration20261126001000_player_access.js';
 import { Migration20261127001000_media } from './Migration20261127001000_media.js';
 
@@ -69,5 +70,9 @@ export const migrationsList: MigrationObject[] = [
   {
     name: 'Migration20261201000200_attempts_without_fk_check',
     class: Migration20261201000200_attempts_without_fk_check,
+  },
+  {
+    name: 'Migration20261202000100_claims_hot',
+    class: Migration20261202000100_claims_hot,
   },
 ];

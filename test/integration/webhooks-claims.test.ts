@@ -199,30 +199,40 @@ describe('webhooks: claims after a burst', function () {
 });
 
 /**
- * A settled attempt asks the dispatcher for more rows only once its endpoint's queue in this worker runs short:
- * while rows are waiting for a request slot, the endpoint's requests stay busy, and a claim then would take only the
- * few leases freed since the last one (each claim paying its fixed work again).
+ * For a describe block: a fixture whose endpoint posts to a receiver answering with `reply`, made before its tests
+ * and closed after them.
  */
-describe('webhooks: the sender asks for more rows only when an endpoint runs short', function () {
-  this.timeout(60_000);
-  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
-  let receiver: Receiver | undefined;
-
+function receiverFixture(
+  name: string,
+  reply?: ConstructorParameters<typeof Receiver>[0],
+): { fixture?: Awaited<ReturnType<typeof endpointFixture>>; receiver?: Receiver } {
+  const state: { fixture?: Awaited<ReturnType<typeof endpointFixture>>; receiver?: Receiver } = {};
   before(async () => {
-    fixture = await endpointFixture('webhook-refill', ['course.completed']);
-    receiver = await new Receiver().start();
+    const fixture = (state.fixture = await endpointFixture(name, ['course.completed']));
+    const receiver = (state.receiver = await new Receiver(reply).start());
     await boundQuery(fixture.rt.orm.em.fork(), 'update webhook_endpoints set url = ? where id = ?', [
       receiver.url(),
       fixture.endpointId,
     ]);
   });
   after(async () => {
-    await fixture?.close();
-    await receiver?.close();
+    await state.fixture?.close();
+    await state.receiver?.close();
   });
+  return state;
+}
+
+/**
+ * A settled attempt asks the dispatcher for more rows only once its endpoint's queue in this worker runs short:
+ * while rows are waiting for a request slot, the endpoint's requests stay busy, and a claim then would take only the
+ * few leases freed since the last one (each claim paying its fixed work again).
+ */
+describe('webhooks: the sender asks for more rows only when an endpoint runs short', function () {
+  this.timeout(60_000);
+  const state = receiverFixture('webhook-refill');
 
   it('kicks once fewer than refillBelow rows of the endpoint wait, not after every attempt', async () => {
-    const { rt, ws, endpointId } = fixture!;
+    const { rt, ws, endpointId } = state.fixture!;
     const rows = 200;
     await fanOutBurstTo(rt, ws.id, rows);
     const claimed = await claimDue(rt.orm.em.fork(), { ...CLAIM_LIMITS, perEndpoint: rows });
@@ -256,7 +266,7 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
       await sender.stop();
     }
 
-    expect(receiver!.receipts).to.have.length(rows);
+    expect(state.receiver!.receipts).to.have.length(rows);
     const [{ delivered }] = await boundQuery<{ delivered: string }>(
       rt.orm.em.fork(),
       `select count(*) filter (where status = 'delivered') as delivered from webhook_deliveries where endpoint_id = ?`,
@@ -282,24 +292,10 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
  */
 describe('webhooks: the sender says how many more rows of each endpoint the worker may claim', function () {
   this.timeout(60_000);
-  let fixture: Awaited<ReturnType<typeof endpointFixture>> | undefined;
-  let receiver: Receiver | undefined;
-
-  before(async () => {
-    fixture = await endpointFixture('webhook-room', ['course.completed']);
-    receiver = await new Receiver(() => 'hang').start();
-    await boundQuery(fixture.rt.orm.em.fork(), 'update webhook_endpoints set url = ? where id = ?', [
-      receiver.url(),
-      fixture.endpointId,
-    ]);
-  });
-  after(async () => {
-    await fixture?.close();
-    await receiver?.close();
-  });
+  const state = receiverFixture('webhook-room', () => 'hang');
 
   it('its bound less the rows held, the slow bound once a row is held past slowAfterSec, nothing once all settle', async () => {
-    const { rt, ws, endpointId } = fixture!;
+    const { rt, ws, endpointId } = state.fixture!;
     await fanOutBurstTo(rt, ws.id, 4);
     const claimed = await claimDue(rt.orm.em.fork(), CLAIM_LIMITS);
     expect(claimed).to.have.length(4);

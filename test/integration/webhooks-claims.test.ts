@@ -16,6 +16,7 @@ import {
   releaseClaimsStatement,
   renewClaimsStatement,
   type AttemptRecord,
+  startWebhookWorker,
   type ClaimedDelivery,
 } from '@lectern/webhooks';
 
@@ -292,13 +293,14 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
  */
 describe('webhooks: the sender says how many more rows of each endpoint the worker may claim', function () {
   this.timeout(60_000);
-  const state = receiverFixture('webhook-room', () => 'hang');
+  // The first request is never answered (cut at the sender's deadline); every later one is, at once.
+  const state = receiverFixture('webhook-room', (_, n) => (n === 0 ? 'hang' : { status: 200, body: 'ok' }));
 
-  it('its bound less the rows held, the slow bound once a row is held past slowAfterSec, nothing once all settle', async () => {
+  it('its bound less the rows held; the slow bound past slowAfterSec, kept after a slow request until a quick one', async () => {
     const { rt, ws, endpointId } = state.fixture!;
-    await fanOutBurstTo(rt, ws.id, 4);
-    const claimed = await claimDue(rt.orm.em.fork(), CLAIM_LIMITS);
-    expect(claimed).to.have.length(4);
+    await fanOutBurstTo(rt, ws.id, 3);
+    const claimed = await claimDue(rt.orm.em.fork(), { ...CLAIM_LIMITS, perEndpoint: 3 });
+    expect(claimed).to.have.length(3);
     const sender = createSender({
       orm: rt.orm,
       log: rt.log,
@@ -312,25 +314,61 @@ describe('webhooks: the sender says how many more rows of each endpoint the work
       holdPerEndpoint: 10,
       holdPerSlowEndpoint: 2,
     });
+    const room = () => sender.endpointRoom();
     const leasedAt = performance.now();
-    const attempts = claimed.map((row) => sender.take(row, leasedAt));
     try {
-      expect(sender.endpointRoom()).to.deep.equal(new Map([[endpointId, 6]]));
-      // The receiver never answers: the first row is still held (its request under way) past 0.3 s.
+      expect(room(), 'nothing held').to.deep.equal(new Map());
+      const first = sender.take(claimed[0], leasedAt);
+      expect(room(), 'one row held').to.deep.equal(new Map([[endpointId, 9]]));
       await new Promise((r) => setTimeout(r, 400));
-      expect(sender.endpointRoom()).to.deep.equal(new Map([[endpointId, 0]]));
+      expect(room(), 'held past 0.3 s: the slow bound').to.deep.equal(new Map([[endpointId, 1]]));
+      await first;
+      // Its request was cut at 0.6 s: nothing is held, and the endpoint stays slow.
+      expect(room(), 'after a slow request').to.deep.equal(new Map([[endpointId, 2]]));
+      await Promise.all(claimed.slice(1).map((row) => sender.take(row, leasedAt)));
+      expect(room(), 'after quick answers').to.deep.equal(new Map());
     } finally {
       await sender.stop();
     }
-    // Stopping gave back the three waiting rows and let the one attempt time out and record.
-    await Promise.all(attempts);
-    expect(sender.endpointRoom()).to.deep.equal(new Map());
-    const [{ leased, attempted }] = await boundQuery<{ leased: string; attempted: string }>(
+    const rows = await boundQuery<{ status: string; attempts: number; leased: boolean }>(
       rt.orm.em.fork(),
-      `select count(*) filter (where locked_until > now()) as leased, count(*) filter (where attempts > 0) as attempted
-         from webhook_deliveries where endpoint_id = ?`,
+      `select status, attempts, coalesce(locked_until > now(), false) as leased from webhook_deliveries
+        where endpoint_id = ? order by status`,
       [endpointId],
     );
-    expect([Number(leased), Number(attempted)]).to.deep.equal([0, 1]);
+    expect(rows).to.deep.equal([
+      { status: 'delivered', attempts: 1, leased: false },
+      { status: 'delivered', attempts: 1, leased: false },
+      { status: 'pending', attempts: 1, leased: false },
+    ]);
+  });
+});
+
+/** The worker's dispatcher claims with the sender's room: however often it claims, an endpoint gets its bound. */
+describe('webhooks: a worker holds no more rows of an endpoint than its bound', function () {
+  this.timeout(60_000);
+  const state = receiverFixture('webhook-bound', () => 'hang');
+
+  it('claims 8 of 50 rows of an endpoint that never answers, over ~30 polls', async () => {
+    const { rt, ws, endpointId } = state.fixture!;
+    await fanOutBurstTo(rt, ws.id, 50);
+    const worker = await startWebhookWorker(rt, {
+      perEndpointInFlight: 8,
+      perEndpointRequests: 2,
+      pollMs: 20,
+      timeoutMs: 1500,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 700));
+      const [{ leased }] = await boundQuery<{ leased: string }>(
+        rt.orm.em.fork(),
+        `select count(*) as leased from webhook_deliveries where endpoint_id = ? and locked_until > now()`,
+        [endpointId],
+      );
+      expect(Number(leased)).to.equal(8);
+      expect(state.receiver!.receipts).to.have.length(2);
+    } finally {
+      await worker.stop();
+    }
   });
 });

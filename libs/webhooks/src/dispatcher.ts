@@ -40,7 +40,7 @@ export interface ClaimLimits {
 
 /**
  * Per endpoint this worker holds rows of, how many more it may claim now (its bound less what it holds; a slow
- * endpoint's bound is lower: see `createSender`'s `room`). Endpoints not listed may take `perEndpoint`.
+ * endpoint's bound is lower: see `Sender.endpointRoom`). Endpoints not listed may take `perEndpoint`.
  */
 export type EndpointRoom = ReadonlyMap<string, number>;
 

@@ -36,6 +36,8 @@ import { startLeaseRenewal, type HeldClaim } from './lease-renewal.js';
  * meanwhile. Shorter waits are the normal queueing of a busy healthy endpoint, not worth a statement each.
  */
 const RECHECK_AFTER_MS = 1000;
+/** How long an endpoint counts as slow after its last slow request (`endpointRoom`), when no quick one follows. */
+const SLOW_REMEMBERED_MS = 60_000;
 
 export interface SenderDeps {
   orm: MikroORM;
@@ -75,9 +77,12 @@ export interface Sender {
   /** Rows of this endpoint held and still waiting for a request slot. */
   waiting(endpointId: string): number;
   /**
-   * Per endpoint with rows held here, how many more this worker may claim: its bound (`holdPerEndpoint`, or
-   * `holdPerSlowEndpoint` once a row of it has been held longer than `slowAfterSec`: healthy receivers answer in
-   * milliseconds, a dead one holds every request for the full timeout) less the rows held.
+   * Per endpoint with rows held here, or slow lately, how many more this worker may claim: its bound less the rows
+   * held. The bound is `holdPerSlowEndpoint` while the endpoint is slow, `holdPerEndpoint` otherwise; it is slow
+   * while a row of it has been held longer than `slowAfterSec`, and after a request to it took that long until one
+   * answers sooner (or `SLOW_REMEMBERED_MS` passes without such a request): healthy receivers answer in
+   * milliseconds, a dead one holds every request for the full timeout, and once its held rows have all timed out
+   * it would otherwise take the full bound again.
    */
   endpointRoom(): Map<string, number>;
   /** Gives back the leases of rows still waiting for a slot; lets attempts under way finish and record. */
@@ -127,6 +132,8 @@ export function createSender(deps: SenderDeps): Sender {
   /** Per endpoint: the rows held, in the order taken (a Set iterates in insertion order: the first is the oldest). */
   const byEndpoint = new Map<string, Set<Held>>();
   const slowAfterMs = deps.slowAfterSec * 1000;
+  /** Per endpoint: when (performance.now()) its last request that took longer than slowAfterMs ended. */
+  const slowAt = new Map<string, number>();
 
   const renewal = startLeaseRenewal({
     orm: deps.orm,
@@ -194,6 +201,8 @@ export function createSender(deps: SenderDeps): Sender {
       release();
       if (result === null) return;
       deps.onAttempt?.(result);
+      if (result.durationMs > slowAfterMs) slowAt.set(cmd.endpointId, performance.now());
+      else slowAt.delete(cmd.endpointId);
       const outcome = decideOutcome(result, cmd.attempt, cmd.maxAttempts, deps.delays);
       const record: AttemptRecord = { cmd, result, startedAt, outcome };
       const written = await records.add(record);
@@ -251,10 +260,17 @@ export function createSender(deps: SenderDeps): Sender {
     endpointRoom() {
       const now = performance.now();
       const room = new Map<string, number>();
+      for (const [endpointId, at] of slowAt) {
+        if (now - at > SLOW_REMEMBERED_MS) slowAt.delete(endpointId);
+        else room.set(endpointId, deps.holdPerSlowEndpoint);
+      }
       for (const [endpointId, rows] of byEndpoint) {
         const oldest = rows.values().next().value as Held;
-        const bound = now - oldest.takenAt > slowAfterMs ? deps.holdPerSlowEndpoint : deps.holdPerEndpoint;
-        room.set(endpointId, Math.max(0, bound - rows.size));
+        const slow = slowAt.has(endpointId) || now - oldest.takenAt > slowAfterMs;
+        room.set(
+          endpointId,
+          Math.max(0, (slow ? deps.holdPerSlowEndpoint : deps.holdPerEndpoint) - rows.size),
+        );
       }
       return room;
     },

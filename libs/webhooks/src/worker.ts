@@ -27,7 +27,8 @@ export interface WebhookWorkerOptions {
   concurrency?: number;
   /**
    * Deliveries of one endpoint this process holds at once: enough to keep its requests busy between claims.
-   * Default 128. An endpoint that is slow (a row held here longer than 2 s) gets perEndpointRequests.
+   * Default 128. An endpoint that is slow (a row held here, or a request to it, longer than 2 s) gets
+   * perEndpointRequests.
    */
   perEndpointInFlight?: number;
   /** Requests at once to one endpoint from this process. Default 16 (the connection pool per origin). */
@@ -57,7 +58,7 @@ export function claimLeaseSec(timeoutMs: number): number {
 /**
  * Settled attempts kick the dispatcher (a slot is free; REFILL_BELOW_ROUNDS says which). Under a burst those kicks
  * came hundreds a second, and a claim per kick took ~20 rows at a time, each paying the claim's fixed work (the
- * endpoints, their lease counts) again; kicked claims at most every 10 ms take ~30 (claims per 10,000 deliveries
+ * endpoints and their due rows) again; kicked claims at most every 10 ms take ~30 (claims per 10,000 deliveries
  * ~1,000 → ~730 in the bench, the worker's and PostgreSQL's CPU per delivery 5-10 % lower). The endpoint's leased
  * rows waiting in the sender keep its requests busy meanwhile. A kick after a quiet spell still claims at once.
  */
@@ -67,11 +68,14 @@ const CLAIM_KICK_GAP_MS = 10;
  * claimed and waiting here. Until then the endpoint's requests stay busy from what this worker holds, and the claim
  * a kick would make takes only the leases freed since the last; waiting for the queue to run short lets one claim
  * take the leases of several settled attempts (claims per bench run ~920 → ~780). Two rounds (32 rows) last
- * ~10 ms at 3,000 deliveries a second, more than a claim takes; a slow endpoint (16 leases) never has that many
+ * ~10 ms at 3,000 deliveries a second, more than a claim takes; a slow endpoint (16 rows held) never has that many
  * waiting, so each of its settled attempts still kicks. New rows still kick at once (the relay's kick, over NATS).
  */
 const REFILL_BELOW_ROUNDS = 2;
-/** A row held longer than this marks its endpoint slow: healthy receivers answer in milliseconds. */
+/**
+ * A row held, or a request taking, longer than this marks its endpoint slow (`Sender.endpointRoom`): healthy
+ * receivers answer in milliseconds.
+ */
 const SLOW_AFTER_SEC = 2;
 
 /** What the webhook worker uses: PostgreSQL, NATS, its settings, and where it logs and counts. */
@@ -95,6 +99,7 @@ export async function startWebhookWorker(
   const concurrency = opts.concurrency ?? 512;
   const perEndpointRequests = Math.min(opts.perEndpointRequests ?? SOCKETS_PER_ORIGIN, SOCKETS_PER_ORIGIN);
   const leaseSec = claimLeaseSec(timeoutMs);
+  const perEndpointInFlight = opts.perEndpointInFlight ?? 128;
 
   const sender = createSender({
     orm,
@@ -107,7 +112,7 @@ export async function startWebhookWorker(
     perEndpoint: perEndpointRequests,
     leaseSec,
     slowAfterSec: SLOW_AFTER_SEC,
-    holdPerEndpoint: opts.perEndpointInFlight ?? 128,
+    holdPerEndpoint: perEndpointInFlight,
     holdPerSlowEndpoint: perEndpointRequests,
     // The endpoint's queue here is short: claim more (the dispatcher exists by the time any attempt settles).
     onRefill: () => dispatcher.kick(),
@@ -119,7 +124,7 @@ export async function startWebhookWorker(
     log,
     pollMs: opts.pollMs ?? 250,
     kickGapMs: CLAIM_KICK_GAP_MS,
-    limits: { perEndpoint: opts.perEndpointInFlight ?? 128, batch: 256, leaseSec },
+    limits: { perEndpoint: perEndpointInFlight, batch: 256, leaseSec },
     room: () => concurrency - sender.held(),
     endpointRoom: () => sender.endpointRoom(),
     hand: (rows, leasedAt) => {

@@ -39,8 +39,8 @@ export interface ClaimLimits {
 }
 
 /**
- * Per endpoint this worker holds rows of, how many more it may claim now (its bound less what it holds; a slow
- * endpoint's bound is lower: see `Sender.endpointRoom`). Endpoints not listed may take `perEndpoint`.
+ * Per endpoint this worker holds rows of or has found slow, how many more it may claim now (its bound less what it
+ * holds; a slow endpoint's bound is lower: see `Sender.endpointRoom`). Endpoints not listed may take `perEndpoint`.
  */
 export type EndpointRoom = ReadonlyMap<string, number>;
 
@@ -119,7 +119,7 @@ export function claimDueStatement(
 
 /**
  * Leases due pending deliveries of active endpoints, oldest due first, within the worker's room: `limits.batch` rows
- * at most, and per endpoint its `room` (`limits.perEndpoint` for an endpoint the worker holds no rows of).
+ * at most, and per endpoint its `room` (`limits.perEndpoint` for an endpoint not listed there).
  *
  * The endpoints with pending rows are found with a loose index scan (one probe per endpoint, not per row), and
  * each endpoint contributes at most its room: a backlog of thousands of rows for one dead endpoint costs the claim
@@ -249,7 +249,7 @@ export function startDispatcher(deps: {
   kickGapMs?: number;
   /** Free local slots: rows this worker can take now. */
   room(): number;
-  /** Per endpoint this worker holds rows of, how many more it may take now. */
+  /** Per endpoint this worker holds rows of or has found slow, how many more it may take now. */
   endpointRoom(): EndpointRoom;
   /** Takes the claimed rows (starts their attempts), leased at `leasedAt` (performance.now()); must not throw. */
   hand(rows: ClaimedDelivery[], leasedAt: number): void;

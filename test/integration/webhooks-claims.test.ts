@@ -293,10 +293,12 @@ describe('webhooks: the sender asks for more rows only when an endpoint runs sho
  */
 describe('webhooks: the sender says how many more rows of each endpoint the worker may claim', function () {
   this.timeout(60_000);
-  // The first request is never answered (cut at the sender's deadline); every later one is, at once.
-  const state = receiverFixture('webhook-room', (_, n) => (n === 0 ? 'hang' : { status: 200, body: 'ok' }));
+  // The first and third requests are never answered (cut at the sender's deadline); the second is, at once.
+  const state = receiverFixture('webhook-room', (_, n) =>
+    n === 0 || n === 2 ? 'hang' : { status: 200, body: 'ok' },
+  );
 
-  it('its bound less the rows held; the slow bound past slowAfterSec, kept after a slow request until a quick one', async () => {
+  it('its bound less the rows held; the slow bound past slowAfterSec, kept after a slow request until a quick one or a while', async () => {
     const { rt, ws, endpointId } = state.fixture!;
     await fanOutBurstTo(rt, ws.id, 3);
     const claimed = await claimDue(rt.orm.em.fork(), { ...CLAIM_LIMITS, perEndpoint: 3 });
@@ -313,6 +315,7 @@ describe('webhooks: the sender says how many more rows of each endpoint the work
       slowAfterSec: 0.3,
       holdPerEndpoint: 10,
       holdPerSlowEndpoint: 2,
+      slowRememberedMs: 2000,
     });
     const room = () => sender.endpointRoom();
     const leasedAt = performance.now();
@@ -325,8 +328,12 @@ describe('webhooks: the sender says how many more rows of each endpoint the work
       await first;
       // Its request was cut at 0.6 s: nothing is held, and the endpoint stays slow.
       expect(room(), 'after a slow request').to.deep.equal(new Map([[endpointId, 2]]));
-      await Promise.all(claimed.slice(1).map((row) => sender.take(row, leasedAt)));
-      expect(room(), 'after quick answers').to.deep.equal(new Map());
+      await sender.take(claimed[1], leasedAt);
+      expect(room(), 'after a quick answer').to.deep.equal(new Map());
+      await sender.take(claimed[2], leasedAt);
+      expect(room(), 'after another slow request').to.deep.equal(new Map([[endpointId, 2]]));
+      await new Promise((r) => setTimeout(r, 2100));
+      expect(room(), 'two seconds later, with no request since').to.deep.equal(new Map());
     } finally {
       await sender.stop();
     }
@@ -338,7 +345,7 @@ describe('webhooks: the sender says how many more rows of each endpoint the work
     );
     expect(rows).to.deep.equal([
       { status: 'delivered', attempts: 1, leased: false },
-      { status: 'delivered', attempts: 1, leased: false },
+      { status: 'pending', attempts: 1, leased: false },
       { status: 'pending', attempts: 1, leased: false },
     ]);
   });

@@ -36,7 +36,7 @@ import { startLeaseRenewal, type HeldClaim } from './lease-renewal.js';
  * meanwhile. Shorter waits are the normal queueing of a busy healthy endpoint, not worth a statement each.
  */
 const RECHECK_AFTER_MS = 1000;
-/** How long an endpoint counts as slow after its last slow request (`endpointRoom`), when no quick one follows. */
+/** How long an endpoint counts as slow after its last slow request (`endpointRoom`) when no quicker one follows. */
 const SLOW_REMEMBERED_MS = 60_000;
 
 export interface SenderDeps {
@@ -55,8 +55,10 @@ export interface SenderDeps {
   slowAfterSec: number;
   /** Rows held per endpoint at most (claimed and not yet recorded here): see `endpointRoom`. */
   holdPerEndpoint: number;
-  /** The same for an endpoint that is slow: a row of it has been held longer than `slowAfterSec`. */
+  /** The same for an endpoint that is slow: see `Sender.endpointRoom`. */
   holdPerSlowEndpoint: number;
+  /** How long an endpoint stays slow after a slow request when no quicker one follows. Default 60 s. */
+  slowRememberedMs?: number;
   /**
    * Called when an attempt settles and its endpoint has fewer than `refillBelow` claimed rows left waiting for a
    * request slot here: the dispatcher may claim more. While more are waiting, the endpoint's requests stay busy
@@ -80,7 +82,7 @@ export interface Sender {
    * Per endpoint with rows held here, or slow lately, how many more this worker may claim: its bound less the rows
    * held. The bound is `holdPerSlowEndpoint` while the endpoint is slow, `holdPerEndpoint` otherwise; it is slow
    * while a row of it has been held longer than `slowAfterSec`, and after a request to it took that long until one
-   * answers sooner (or `SLOW_REMEMBERED_MS` passes without such a request): healthy receivers answer in
+   * answers sooner (or `slowRememberedMs` passes without such a request): healthy receivers answer in
    * milliseconds, a dead one holds every request for the full timeout, and once its held rows have all timed out
    * it would otherwise take the full bound again.
    */
@@ -134,6 +136,7 @@ export function createSender(deps: SenderDeps): Sender {
   const slowAfterMs = deps.slowAfterSec * 1000;
   /** Per endpoint: when (performance.now()) its last request that took longer than slowAfterMs ended. */
   const slowAt = new Map<string, number>();
+  const slowRememberedMs = deps.slowRememberedMs ?? SLOW_REMEMBERED_MS;
 
   const renewal = startLeaseRenewal({
     orm: deps.orm,
@@ -261,7 +264,7 @@ export function createSender(deps: SenderDeps): Sender {
       const now = performance.now();
       const room = new Map<string, number>();
       for (const [endpointId, at] of slowAt) {
-        if (now - at > SLOW_REMEMBERED_MS) slowAt.delete(endpointId);
+        if (now - at > slowRememberedMs) slowAt.delete(endpointId);
         else room.set(endpointId, deps.holdPerSlowEndpoint);
       }
       for (const [endpointId, rows] of byEndpoint) {
